@@ -1,0 +1,1 @@
+"""Open, synthesizable scale-up interconnect IP in Amaranth HDL."""

@@ -1,0 +1,258 @@
+"""Line-rate IEEE 802.3 CRC-32 engine over a byte stream, for generating and checking."""
+
+import dataclasses
+import operator
+from functools import reduce
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from .config import BlockConfig, check_int
+from .model import crc32 as model
+from .types import byte_stream, crc_result_layout, crc_result_stream
+
+__all__ = ["CrcConfig", "Crc32"]
+
+#: Beat widths the engine is built and tested for.
+DATA_WIDTHS = (8, 32, 64, 128, 256, 512)
+#: Pipeline settings the engine is built and tested for.
+PIPELINES = (0, 1, 2, 3)
+#: Terms XORed together before each pipeline register of the data product: two levels of LUT4.
+_GROUP = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class CrcConfig(BlockConfig):
+    """Parameters of :class:`Crc32`.
+
+    Parameters
+    ----------
+    data_width : int
+        Bits per beat, one of 8, 32, 64, 128, 256, 512.
+    pipeline : int
+        Extra register levels, 0 to 3. Each level is added twice: once inside the XOR tree of the
+        beat's data (before the CRC register) and once in the partial-beat correction after it.
+        More levels raise Fmax and add two cycles of latency each.
+    """
+    data_width: int = 64
+    pipeline: int = 1
+
+    def __post_init__(self):
+        check_int("CRC", "data_width", self.data_width, DATA_WIDTHS)
+        check_int("CRC", "pipeline", self.pipeline, PIPELINES)
+
+    @property
+    def bytes_per_beat(self):
+        return self.data_width // 8
+
+    @property
+    def latency(self):
+        """Cycles from the clock edge that accepts a packet's last beat to the first edge at
+        which its result is offered on ``o``."""
+        return 2 * self.pipeline + 3
+
+    @property
+    def result_depth(self):
+        """Results the output queue holds: enough for one packet per cycle at full rate."""
+        return self.latency + 1
+
+
+def _rows(columns, out_width=32):
+    """Turn the columns of a GF(2) matrix (the images of unit vectors) into row bit masks."""
+    rows = [0] * out_width
+    for j, column in enumerate(columns):
+        for i in range(out_width):
+            if (column >> i) & 1:
+                rows[i] |= 1 << j
+    return rows
+
+
+def _terms(row, value):
+    return [value[j] for j in range(len(value)) if (row >> j) & 1]
+
+
+def _xor(terms):
+    return Cat(*terms).xor() if terms else Const(0, 1)
+
+
+def _product(rows, value):
+    """The GF(2) matrix product ``rows · value`` as a combinational value."""
+    return Cat(*(_xor(_terms(row, value)) for row in rows))
+
+
+def _side_layout(shift_width):
+    """What travels beside the data down the pipeline."""
+    return data.StructLayout({
+        "valid": 1,
+        "first": 1,        # first beat of a packet: start from the preset
+        "last": 1,         # last beat: the result leaves the CRC register for the correction
+        "malformed": 1,    # some beat of this packet broke the keep rules
+        "shift": shift_width,  # bytes missing from a partial last beat
+    })
+
+
+class Crc32(wiring.Component):
+    """IEEE 802.3 CRC-32 of every packet on a byte stream, one beat per clock.
+
+    The engine takes beats of :func:`~rtl.types.byte_beat_layout` and emits one
+    :data:`~rtl.types.crc_result_layout` per packet. The same result serves both uses: to
+    *generate*, append ``crc`` least-significant byte first; to *check* a packet that ends in its
+    FCS, read ``ok`` (the receive residue matched). [IEEE 802.3 §3.2.9]
+
+    Throughput is one beat per clock with no bubbles between packets, packets of any length from
+    0 bytes. Latency is :attr:`CrcConfig.latency` = ``2·pipeline + 3`` cycles from the last beat
+    to its result. ``i.ready`` is a register: it falls only when :attr:`CrcConfig.result_depth`
+    results are waiting or in flight, so a stalled ``o`` backpressures ``i`` and nothing is lost.
+
+    A beat whose ``keep`` breaks the rules (not all ones before the last beat; not of the form
+    0b0..01..1 on the last) marks its packet ``malformed``: ``ok`` is then 0 and ``crc`` is
+    unspecified; later packets are unaffected. A reset, even mid-packet, discards all state.
+
+    Parameters
+    ----------
+    config : CrcConfig
+
+    Members
+    -------
+    i : ``In(byte_stream(config.data_width))``
+        Packet beats.
+    o : ``Out(crc_result_stream())``
+        One result per packet, in packet order.
+    """
+
+    def __init__(self, config):
+        if not isinstance(config, CrcConfig):
+            raise TypeError(f"Crc32 config must be a CrcConfig, not {config!r}")
+        self._config = config
+        super().__init__({
+            "i": In(byte_stream(config.data_width)),
+            "o": Out(crc_result_stream()),
+        })
+
+    @property
+    def config(self):
+        return self._config
+
+    def elaborate(self, platform):
+        # The register update is linear over GF(2): a full beat maps s to A·s ⊕ B·d. A partial last
+        # beat of n bytes is run as a full beat with its missing bytes zeroed; that equals the
+        # true update advanced by (W/8 - n) zero bytes, so the correction multiplies by the inverse
+        # advance, one conditional 32x32 step per bit of (W/8 - n). The correction sits after the
+        # feedback loop, so only A·s ⊕ (pre-reduced B·d) must close in one cycle, and both the
+        # data product and the correction are pipelined freely. Every constant comes from the
+        # bit-serial model. The pipeline never stalls: the result queue is sized for every packet
+        # the input can have in flight, and the input is throttled by counting them.
+        m = Module()
+        side, products = self._accept(m)
+        side, products = self._reduce(m, side, products)
+        side, state = self._register(m, side, products)
+        side, state = self._correct(m, side, state)
+        self._emit(m, side, state)
+        return m
+
+    def _accept(self, m):
+        """Stage 0: register the beat with its missing bytes zeroed; decode ``keep``."""
+        cfg, beat = self._config, self.i.payload
+        nbytes, keep = cfg.bytes_per_beat, self.i.payload.keep
+        side = Signal(_side_layout(nbytes.bit_length()))
+        masked = Signal(cfg.data_width)
+
+        take = self.i.valid & self.i.ready
+        in_packet = Signal()
+        malformed = Signal()     # sticky over the packet being received
+
+        contiguous = (keep & (keep + 1)) == 0
+        bad_keep = Mux(beat.last, ~contiguous, keep != (1 << nbytes) - 1)
+        ends = Cat(keep[1:], Const(0, 1))  # keep[k] & ~ends[k]: exactly k+1 bytes are valid
+        shift = reduce(operator.or_,
+                       (Mux(keep[k] & ~ends[k], nbytes - 1 - k, 0) for k in range(nbytes)))
+
+        m.d.sync += side.valid.eq(take)
+        with m.If(take):
+            m.d.sync += [
+                masked.eq(beat.data & Cat(*(keep[k].replicate(8) for k in range(nbytes)))),
+                side.first.eq(~in_packet),
+                side.last.eq(beat.last),
+                side.malformed.eq(malformed | bad_keep),
+                side.shift.eq(Mux(keep[0], shift, nbytes)),
+                in_packet.eq(~beat.last),
+                malformed.eq(~beat.last & (malformed | bad_keep)),
+            ]
+        rows = _rows([model.advance(0, 1 << j, cfg.data_width) for j in range(cfg.data_width)])
+        return side, [_terms(row, masked) for row in rows]
+
+    def _reduce(self, m, side, products):
+        """``pipeline`` register levels inside B·d, each XORing groups of :data:`_GROUP`."""
+        for level in range(self._config.pipeline):
+            reduced = []
+            for i, terms in enumerate(products):
+                groups = [terms[k:k + _GROUP] for k in range(0, len(terms), _GROUP)]
+                partial = Signal(len(groups), name=f"product{level}_{i}")
+                m.d.sync += partial.eq(Cat(*(_xor(g) for g in groups)))
+                reduced.append(list(partial))
+            products = reduced
+            side = self._delay(m, side, f"product{level}")
+        return side, products
+
+    def _register(self, m, side, products):
+        """The CRC register: the only feedback loop."""
+        width = self._config.data_width
+        advance = _rows([model.advance(1 << j, 0, width) for j in range(32)])
+        state = Signal(32)
+        data_term = Cat(*(_xor(terms) for terms in products))
+        start = Const(model.PRESET, 32)
+        with m.If(side.valid):
+            m.d.sync += state.eq(Mux(side.first, _product(advance, start), _product(advance, state))
+                                 ^ data_term)
+        return self._delay(m, side, "register"), state
+
+    def _correct(self, m, side, state):
+        """Undo the zero bytes of a partial last beat, with ``pipeline`` register levels."""
+        steps = list(range(len(side.shift)))
+        segments = self._config.pipeline + 1
+        bounds = [len(steps) * k // segments for k in range(segments + 1)]
+        for n in range(segments):
+            for j in steps[bounds[n]:bounds[n + 1]]:
+                undo = _rows([model.retreat(1 << c, 8 << j) for c in range(32)])
+                corrected = Signal(32, name=f"undo{j}")
+                m.d.comb += corrected.eq(Mux(side.shift[j], _product(undo, state), state))
+                state = corrected
+            if n + 1 < segments:
+                registered = Signal(32, name=f"correct{n}")
+                m.d.sync += registered.eq(state)
+                side, state = self._delay(m, side, f"correct{n}"), registered
+        return side, state
+
+    def _emit(self, m, side, state):
+        """Queue one result per packet; throttle the input by results in flight."""
+        cfg = self._config
+        m.submodules.queue = queue = SyncFIFO(
+            width=crc_result_layout.size, depth=cfg.result_depth)
+        result = Signal(crc_result_layout)
+        m.d.comb += [
+            result.crc.eq(state ^ model.FINAL_XOR),
+            result.ok.eq((state == model.RESIDUE) & ~side.malformed),
+            result.malformed.eq(side.malformed),
+            queue.w_data.eq(result),
+            queue.w_en.eq(side.valid & side.last),
+            self.o.payload.eq(queue.r_data),
+            self.o.valid.eq(queue.r_rdy),
+            queue.r_en.eq(self.o.ready),
+        ]
+        # Results accepted but not yet delivered never exceed result_depth, so the queue never
+        # overflows; the pipeline ahead of it needs no stall.
+        pending = Signal(range(cfg.result_depth + 1))
+        ready = Signal()
+        accepted = self.i.valid & self.i.ready & self.i.payload.last
+        delivered = self.o.valid & self.o.ready
+        pending_next = pending + accepted - delivered
+        m.d.sync += [pending.eq(pending_next), ready.eq(pending_next < cfg.result_depth)]
+        m.d.comb += self.i.ready.eq(ready)
+
+    @staticmethod
+    def _delay(m, side, name):
+        delayed = Signal.like(side, name=f"{name}_side")
+        m.d.sync += delayed.eq(side)
+        return delayed

