@@ -47,6 +47,11 @@ def _locked(path):
 _VERILATOR_ARGS = ["-Wno-WIDTH"]
 
 
+#: cocotbext-axi still calls APIs that cocotb 2 deprecates; its warnings would drown the log.
+_QUIET = ",".join(f"ignore::DeprecationWarning:cocotbext.axi.{module}"
+                  for module in ("stream", "reset"))
+
+
 def _build_args(waves):
     if not waves:
         return _VERILATOR_ARGS
@@ -94,7 +99,7 @@ def run(component, config, *, toplevel, test_module, testcase=None, run_name=Non
     print(f"{toplevel} {config.slug()} {testcase or test_module}: seed {seed_value} "
           f"(reproduce with SEED={seed_value}; WAVES=1 dumps waves into {run_dir})")
     results = run_dir / "results.xml"
-    env = {CONFIG_ENV: config.to_json(), **(extra_env or {})}
+    env = {CONFIG_ENV: config.to_json(), "PYTHONWARNINGS": _QUIET, **(extra_env or {})}
     failure = None
     try:
         get_runner("verilator").test(

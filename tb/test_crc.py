@@ -263,8 +263,8 @@ async def crc_malformed_keep(dut):
 CONFIGS = [
     CrcConfig(data_width=8, pipeline=0),
     CrcConfig(data_width=32, pipeline=1),
-    CrcConfig(data_width=64, pipeline=3),
-    CrcConfig(data_width=128, pipeline=2),
+    CrcConfig(data_width=64, pipeline=1),
+    CrcConfig(data_width=128, pipeline=3),
     CrcConfig(data_width=256, pipeline=0),
     CrcConfig(data_width=512, pipeline=2),
 ]

@@ -1,0 +1,126 @@
+"""Run nextpnr-ecp5 with a target frequency and a JSON report, and reduce that report to figures.
+
+What nextpnr 0.11 writes with ``--report <file>`` (checked on a real run, not assumed): a JSON
+object with three keys.
+
+``fmax``
+    ``{clock net: {"achieved": MHz, "constraint": MHz}}`` after routing (the last "Max frequency"
+    of the log). Global clock nets are named ``$glbnet$<net>``; the prefix is dropped here.
+    ``constraint`` comes from the LPF ``FREQUENCY`` of the clock or, for a clock without one,
+    from ``--freq``.
+``utilization``
+    ``{bel type: {"available": n, "used": n}}``, e.g. ``TRELLIS_COMB``, ``TRELLIS_FF``,
+    ``DP16KD``, ``EHXPLLL``.
+``critical_paths``
+    One entry per clock pair: ``{"from", "to", "path": [{"type", "delay", "from", "to",
+    "net"?}]}`` with ``type`` one of ``clk-to-q``, ``routing``, ``logic``, ``setup``; delays in ns.
+
+``luts`` below counts ``TRELLIS_COMB`` cells: LUT4 slots (each holds one LUT4, or half of a CCU2C
+carry cell, or part of a wider LUT built with PFUMX), so it is a LUT4-equivalent count, not a
+count of slices. ``ffs`` counts ``TRELLIS_FF``; ``ebr`` counts ``DP16KD`` (18 kbit block RAM).
+"""
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["NEXTPNR_REPORT", "nextpnr_opts", "read_report", "tool_versions", "format_table",
+           "command_line"]
+
+#: File name of nextpnr's JSON report inside a build directory.
+NEXTPNR_REPORT = "nextpnr-report.json"
+#: Placement seed: fixed, so that figures are reproducible run to run.
+SEED = 1
+
+
+def nextpnr_opts(freq_mhz, report=NEXTPNR_REPORT, seed=SEED):
+    """Options for Amaranth's ``nextpnr_opts`` override.
+
+    ``--freq`` is always given, besides any clock constraint in the LPF: it sets the target of
+    every clock without one. ``--timing-allow-fail`` lets a design that misses its target still
+    produce a bitstream and a report, so that the miss can be measured.
+    """
+    return ["--freq", f"{freq_mhz:g}", "--report", str(report), "--seed", str(seed),
+            "--timing-allow-fail"]
+
+
+def _clock_name(net):
+    return net.removeprefix("$glbnet$")
+
+
+def _used(utilization, bel):
+    return utilization.get(bel, {}).get("used", 0)
+
+
+def _critical_path(report, clock):
+    """Summarize the worst register-to-register path of ``clock``: endpoints, delay, levels."""
+    edge = f"posedge {clock}"
+    paths = [p for p in report.get("critical_paths", []) if p["from"] == edge == p["to"]]
+    if not paths:
+        return None
+    steps = paths[0]["path"]
+    routing = sum(s["delay"] for s in steps if s["type"] == "routing")
+    return {
+        "from": steps[0]["from"]["cell"],
+        "to": steps[-1]["to"]["cell"],
+        "delay_ns": round(sum(s["delay"] for s in steps), 3),
+        "routing_ns": round(routing, 3),
+        "logic_levels": sum(1 for s in steps if s["type"] == "logic"),
+        "nets": [s["net"] for s in steps if s["type"] == "routing"],
+    }
+
+
+def read_report(path, *, target_mhz, device, seed=SEED):
+    """Reduce nextpnr's ``--report`` JSON at ``path`` to our figures (a dict)."""
+    report = json.loads(Path(path).read_text())
+    utilization = report["utilization"]
+    fmax = report.get("fmax", {})
+    return {
+        "fmax_mhz": {_clock_name(c): round(v["achieved"], 2) for c, v in fmax.items()},
+        "constraint_mhz": {_clock_name(c): round(v["constraint"], 2) for c, v in fmax.items()},
+        "target_mhz": target_mhz,
+        "luts": _used(utilization, "TRELLIS_COMB"),
+        "ffs": _used(utilization, "TRELLIS_FF"),
+        "ebr": _used(utilization, "DP16KD"),
+        "device": device,
+        "seed": seed,
+        "critical_path": {_clock_name(c): _critical_path(report, c) for c in fmax},
+    }
+
+
+def _version(tool, flag):
+    exe = Path(sys.executable).parent / f"yowasp-{tool}"
+    try:
+        done = subprocess.run([str(exe), flag], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    return lines[0].strip() if lines else None
+
+
+def tool_versions():
+    """First line of ``--version`` of each yowasp tool of this environment, and Amaranth's."""
+    import amaranth
+    return {
+        "amaranth": amaranth.__version__,
+        "yosys": _version("yosys", "-V"),
+        "nextpnr-ecp5": _version("nextpnr-ecp5", "--version"),
+        "ecppack": _version("ecppack", "--version"),
+    }
+
+
+def format_table(rows, columns):
+    """Plain-text table of ``rows`` (dicts) under ``columns`` (keys), for stdout."""
+    cells = [[str(row.get(c, "")) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join(lines)
+
+
+def command_line(argv):
+    """Shell-quoted command line, for the record."""
+    return " ".join(shlex.quote(a) for a in argv)

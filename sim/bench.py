@@ -1,0 +1,52 @@
+"""``make bench``: performance benchmarks, each writing ``build/bench/<name>.json``.
+
+``crc``: for the 64- and 512-bit CRC-32 engines, beats and bytes per cycle for back-to-back
+packets of 64, 65, 640 and 1518 bytes, and the measured latency next to the documented one.
+"""
+
+import json
+import sys
+
+from rtl.crc import Crc32, CrcConfig
+from sim import harness, toolchain
+
+CRC_CONFIGS = (CrcConfig(data_width=64, pipeline=1), CrcConfig(data_width=512, pipeline=2))
+
+
+def bench_crc(out):
+    results = []
+    for config in CRC_CONFIGS:
+        part = out.with_name(f"crc-{config.slug()}.json")
+        harness.run(Crc32(config), config, toplevel="crc32", test_module="sim.crc_bench",
+                    run_name="bench", extra_env={"BENCH_OUT": str(part)}, seed_value=1)
+        results.append(json.loads(part.read_text()))
+        part.unlink()
+    out.write_text(json.dumps(results, indent=2))
+    print(f"\nCRC-32 engine ({out.relative_to(toolchain.REPO)})")
+    print(f"  {'width':>5} {'pipe':>4} {'packet B':>8} {'beats/cycle':>11} {'bytes/cycle':>11}"
+          f" {'lane fill':>9}")
+    for result in results:
+        config = result["config"]
+        for row in result["rows"]:
+            if row["measure"] == "throughput":
+                print(f"  {config['data_width']:>5} {config['pipeline']:>4} "
+                      f"{row['packet_bytes']:>8} {row['beats_per_cycle']:>11} "
+                      f"{row['bytes_per_cycle']:>11} {row['lane_fill']:>9}")
+    for result in results:
+        config = result["config"]
+        for row in result["rows"]:
+            if row["measure"] == "latency":
+                print(f"  latency {config['data_width']}-bit pipeline {config['pipeline']}, "
+                      f"{row['packet_bytes']}-byte packet: {row['cycles']} cycles "
+                      f"(documented {row['documented']})")
+
+
+def main():
+    out = toolchain.BUILD / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    bench_crc(out / "crc.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
