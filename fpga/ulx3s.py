@@ -36,9 +36,9 @@ class CrcSelfTest(wiring.Component):
     ====== ==============================================================================
     led[0] pass: at least one packet checked, none wrong
     led[1] fail: some packet was wrong (sticky)
-    led[2] heartbeat: a bit of a free-running ``fast`` counter, toggling about once a second
+    led[2] heartbeat: the top bit of a free-running ``fast`` counter, blinking at about 1 Hz 
     led[3] PLL locked
-    led[4:8] four bits of the checked-packet counter, the lowest toggling about once a second
+    led[4:8] four bits of the checked-packet counter, the lowest blinking at about 1 Hz     
     ====== ==============================================================================
 
     Parameters
@@ -73,7 +73,9 @@ class CrcSelfTest(wiring.Component):
         m.domains.fast = fast = ClockDomain()
         m.submodules.pll = pll = self._pll
         m.d.comb += [pll.clki.eq(platform.request("clk25", 0).i), fast.clk.eq(pll.clkop)]
-        platform.add_clock_constraint(fast.clk, self.fast_hz)
+        # No add_clock_constraint here: Amaranth names the net as in its hierarchy, which is not
+        # the name Yosys keeps after flattening, so nextpnr would ignore it. nextpnr derives the
+        # constraint of CLKOP from CLKI's and the dividers ("Derived frequency constraint").
         m.submodules.reset_sync = ResetSynchronizer(~pll.lock, domain="fast")
         m.submodules.check = check = DomainRenamer("fast")(CrcSelfCheck(self._config))
 

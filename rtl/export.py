@@ -55,6 +55,7 @@ class FlatPorts(wiring.Component):
         members = {}
         for name, flow, shape, _ in _flat_members(inner):
             if name in members:
+                self._MustUse__silence = True           # never built: nothing to warn about
                 raise ValueError(f"Flattened port name {name!r} occurs twice")
             members[name] = flow(Shape.cast(shape).width)
         super().__init__(members)
