@@ -21,6 +21,9 @@ DATA_WIDTHS = (8, 32, 64, 128, 256, 512)
 PIPELINES = (0, 1, 2, 3)
 #: Terms XORed together before each pipeline register of the data product: two levels of LUT4.
 _GROUP = 16
+#: Correction steps between registers, by ``pipeline`` (``None``: all in one stage). One step is a
+#: 32x32 GF(2) product and a mux, three to four LUT4 levels with heavy routing on ECP5.
+_STEPS_PER_STAGE = (None, 2, 1, 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,9 +35,10 @@ class CrcConfig(BlockConfig):
     data_width : int
         Bits per beat, one of 8, 32, 64, 128, 256, 512.
     pipeline : int
-        Extra register levels, 0 to 3. Each level is added twice: once inside the XOR tree of the
-        beat's data (before the CRC register) and once in the partial-beat correction after it.
-        More levels raise Fmax and add two cycles of latency each.
+        Register levels, 0 to 3, for Fmax. The XOR tree of the beat's data gets ``pipeline``
+        levels before the CRC register; the partial-beat correction after it gets a register
+        after every step (``pipeline`` >= 2), every second step (1) or none (0). See
+        :attr:`latency`.
     """
     data_width: int = 64
     pipeline: int = 1
@@ -48,10 +52,24 @@ class CrcConfig(BlockConfig):
         return self.data_width // 8
 
     @property
+    def correction_steps(self):
+        """Conditional 32x32 steps that undo the missing bytes of a partial last beat."""
+        return self.bytes_per_beat.bit_length() - 1
+
+    @property
+    def correction_stages(self):
+        """Register-separated stages the correction steps are spread over."""
+        per_stage = _STEPS_PER_STAGE[self.pipeline]
+        if per_stage is None or self.correction_steps == 0:
+            return 1
+        return -(-self.correction_steps // per_stage)
+
+    @property
     def latency(self):
-        """Cycles from the clock edge that accepts a packet's last beat to the first edge at
-        which its result is offered on ``o``."""
-        return 2 * self.pipeline + 3
+        """Cycles from the clock edge that accepts a packet's last beat to the edge at which its
+        result can be taken from ``o``: the input register, ``pipeline`` data levels, the CRC
+        register, the correction stages, the output register and the result queue."""
+        return self.pipeline + 3 + self.correction_stages
 
     @property
     def result_depth(self):
@@ -89,7 +107,8 @@ def _side_layout(shift_width):
         "first": 1,        # first beat of a packet: start from the preset
         "last": 1,         # last beat: the result leaves the CRC register for the correction
         "malformed": 1,    # some beat of this packet broke the keep rules
-        "shift": shift_width,  # bytes missing from a partial last beat
+        "empty": 1,        # a last beat with no bytes: the register keeps its value
+        "shift": shift_width,  # bytes missing from a partial, non-empty last beat
     })
 
 
@@ -102,9 +121,10 @@ class Crc32(wiring.Component):
     FCS, read ``ok`` (the receive residue matched). [IEEE 802.3 §3.2.9]
 
     Throughput is one beat per clock with no bubbles between packets, packets of any length from
-    0 bytes. Latency is :attr:`CrcConfig.latency` = ``2·pipeline + 3`` cycles from the last beat
-    to its result. ``i.ready`` is a register: it falls only when :attr:`CrcConfig.result_depth`
-    results are waiting or in flight, so a stalled ``o`` backpressures ``i`` and nothing is lost.
+    0 bytes. Latency is :attr:`CrcConfig.latency` cycles from the last beat to its result
+    (``pipeline + 3 +`` :attr:`CrcConfig.correction_stages`: 11 at 512 bits, pipeline 2).
+    ``i.ready`` is a register: it falls only when :attr:`CrcConfig.result_depth` results are
+    waiting or in flight, so a stalled ``o`` backpressures ``i`` and nothing is lost.
 
     A beat whose ``keep`` breaks the rules (not all ones before the last beat; not of the form
     0b0..01..1 on the last) marks its packet ``malformed``: ``ok`` is then 0 and ``crc`` is
@@ -139,7 +159,8 @@ class Crc32(wiring.Component):
         # The register update is linear over GF(2): a full beat maps s to A·s ⊕ B·d. A partial last
         # beat of n bytes is run as a full beat with its missing bytes zeroed; that equals the
         # true update advanced by (W/8 - n) zero bytes, so the correction multiplies by the inverse
-        # advance, one conditional 32x32 step per bit of (W/8 - n). The correction sits after the
+        # advance, one conditional 32x32 step per bit of (W/8 - n) < W/8 (an empty last beat just
+        # leaves the register as it was). The correction sits after the
         # feedback loop, so only A·s ⊕ (pre-reduced B·d) must close in one cycle, and both the
         # data product and the correction are pipelined freely. Every constant comes from the
         # bit-serial model. The pipeline never stalls: the result queue is sized for every packet
@@ -156,16 +177,16 @@ class Crc32(wiring.Component):
         """Stage 0: register the beat with its missing bytes zeroed; decode ``keep``."""
         cfg, beat = self._config, self.i.payload
         nbytes, keep = cfg.bytes_per_beat, self.i.payload.keep
-        side = Signal(_side_layout(nbytes.bit_length()))
+        side = Signal(_side_layout(max(cfg.correction_steps, 1)))   # no zero-width field
         masked = Signal(cfg.data_width)
 
         take = self.i.valid & self.i.ready
         in_packet = Signal()
         malformed = Signal()     # sticky over the packet being received
 
-        contiguous = (keep & (keep + 1)) == 0
-        bad_keep = Mux(beat.last, ~contiguous, keep != (1 << nbytes) - 1)
         ends = Cat(keep[1:], Const(0, 1))  # keep[k] & ~ends[k]: exactly k+1 bytes are valid
+        contiguous = (ends & ~keep) == 0   # no valid byte above a missing one (no carry chain)
+        bad_keep = Mux(beat.last, ~contiguous, keep != (1 << nbytes) - 1)
         shift = reduce(operator.or_,
                        (Mux(keep[k] & ~ends[k], nbytes - 1 - k, 0) for k in range(nbytes)))
 
@@ -176,7 +197,8 @@ class Crc32(wiring.Component):
                 side.first.eq(~in_packet),
                 side.last.eq(beat.last),
                 side.malformed.eq(malformed | bad_keep),
-                side.shift.eq(Mux(keep[0], shift, nbytes)),
+                side.empty.eq(beat.last & ~keep[0]),
+                side.shift.eq(Mux(keep[0], shift, 0)),
                 in_packet.eq(~beat.last),
                 malformed.eq(~beat.last & (malformed | bad_keep)),
             ]
@@ -203,26 +225,24 @@ class Crc32(wiring.Component):
         state = Signal(32)
         data_term = Cat(*(_xor(terms) for terms in products))
         start = Const(model.PRESET, 32)
+        advanced = Mux(side.first, _product(advance, start), _product(advance, state)) ^ data_term
         with m.If(side.valid):
-            m.d.sync += state.eq(Mux(side.first, _product(advance, start), _product(advance, state))
-                                 ^ data_term)
+            m.d.sync += state.eq(Mux(side.empty, Mux(side.first, start, state), advanced))
         return self._delay(m, side, "register"), state
 
     def _correct(self, m, side, state):
-        """Undo the zero bytes of a partial last beat, with ``pipeline`` register levels."""
-        steps = list(range(len(side.shift)))
-        segments = self._config.pipeline + 1
-        bounds = [len(steps) * k // segments for k in range(segments + 1)]
+        """Undo the zero bytes of a partial last beat; registers between the stages."""
+        steps, segments = self._config.correction_steps, self._config.correction_stages
+        bounds = [steps * k // segments for k in range(segments + 1)]
         for n in range(segments):
-            for j in steps[bounds[n]:bounds[n + 1]]:
+            for j in range(bounds[n], bounds[n + 1]):
                 undo = _rows([model.retreat(1 << c, 8 << j) for c in range(32)])
                 corrected = Signal(32, name=f"undo{j}")
                 m.d.comb += corrected.eq(Mux(side.shift[j], _product(undo, state), state))
                 state = corrected
-            if n + 1 < segments:
-                registered = Signal(32, name=f"correct{n}")
-                m.d.sync += registered.eq(state)
-                side, state = self._delay(m, side, f"correct{n}"), registered
+            registered = Signal(32, name=f"correct{n}")   # the last one is the output register
+            m.d.sync += registered.eq(state)
+            side, state = self._delay(m, side, f"correct{n}"), registered
         return side, state
 
     def _emit(self, m, side, state):
@@ -243,12 +263,18 @@ class Crc32(wiring.Component):
         ]
         # Results accepted but not yet delivered never exceed result_depth, so the queue never
         # overflows; the pipeline ahead of it needs no stall.
-        pending = Signal(range(cfg.result_depth + 1))
+        # i.ready is registered and chosen among comparisons of the registered count, so that no
+        # adder sits between the handshakes and the flop.
+        depth = cfg.result_depth
+        pending = Signal(range(depth + 1))
         ready = Signal()
         accepted = self.i.valid & self.i.ready & self.i.payload.last
         delivered = self.o.valid & self.o.ready
-        pending_next = pending + accepted - delivered
-        m.d.sync += [pending.eq(pending_next), ready.eq(pending_next < cfg.result_depth)]
+        m.d.sync += [
+            pending.eq(pending + accepted - delivered),
+            ready.eq(Mux(accepted == delivered, pending < depth,
+                         Mux(accepted, pending < depth - 1, 1))),
+        ]
         m.d.comb += self.i.ready.eq(ready)
 
     @staticmethod

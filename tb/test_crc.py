@@ -124,9 +124,21 @@ class TB:
         self.dut.rst.value = 0
         await RisingEdge(self.dut.clk)
 
+    def beats(self, packet):
+        """The packet's beats with garbage in the byte lanes that ``keep`` leaves out, and, for a
+        whole number of beats, sometimes an extra empty (``keep`` = 0) last beat."""
+        nbytes = self.config.bytes_per_beat
+        beats = bytes_to_beats(packet, nbytes)
+        if packet and len(packet) % nbytes == 0 and self.rng.random() < 0.5:
+            beats[-1]["last"] = 0
+            beats.append({"data": 0, "keep": 0, "last": 1})
+        lanes = beats[-1]["keep"].bit_length()
+        beats[-1]["data"] |= self.rng.getrandbits(8 * (nbytes - lanes)) << (8 * lanes)
+        return beats
+
     def send(self, packet, beats=None):
         """Queue a packet; expect its CRC and, read as data + FCS, whether it is good."""
-        for beat in beats or bytes_to_beats(packet, self.config.bytes_per_beat):
+        for beat in beats or self.beats(packet):
             self.source.send_nowait(**beat)
         good = len(packet) >= 4 and zlib.crc32(packet[:-4]).to_bytes(4, "little") == packet[-4:]
         self.expected.append((zlib.crc32(packet), int(good), 0))
@@ -166,6 +178,24 @@ async def crc_check_value(dut):
     tb.send(b"123456789")
     tb.send(b"123456789" + model.CHECK.to_bytes(4, "little"))
     tb.send(b"")
+    await tb.check()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def crc_empty_last_beat(dut):
+    """Whole-beat packets closed by an empty last beat, and zero-length packets, with garbage
+    in every lane that ``keep`` excludes."""
+    tb = TB(dut)
+    await tb.reset()
+    nbytes = tb.config.bytes_per_beat
+    for count in (1, 2, 3, 0, 1, 0, 0, 4):
+        packet = tb.rng.randbytes(count * nbytes)
+        beats = bytes_to_beats(packet, nbytes)
+        if packet:
+            beats[-1]["last"] = 0
+            beats.append({"data": 0, "keep": 0, "last": 1})
+        beats[-1]["data"] = tb.rng.getrandbits(8 * nbytes)       # all of it excluded by keep
+        tb.send(packet, beats=beats)
     await tb.check()
 
 
