@@ -56,7 +56,8 @@ def build(board, freq_mhz):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m fpga.build", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m fpga.build",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--board", required=True, help=f"one of: {', '.join(sorted(BOARDS))}")
     parser.add_argument("--freq", type=float, default=125.0,
                         help="target frequency of the fast domain in MHz (default: 125)")

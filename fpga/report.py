@@ -96,7 +96,9 @@ def _version(tool, flag):
         done = subprocess.run([str(exe), flag], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    # Some tools print their version on stderr; yowasp adds a "Preparing to run" line there.
+    lines = [line for line in (done.stdout + done.stderr).splitlines()
+             if line.strip() and not line.startswith("Preparing to run")]
     return lines[0].strip() if lines else None
 
 

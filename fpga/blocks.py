@@ -1,0 +1,137 @@
+"""Fmax and area of each block alone on an LFE5U-85F: ``python -m fpga.blocks``.
+
+Each block of :data:`BLOCKS` is wrapped in a :class:`~fpga.harness.BlockHarness` (every port
+registered, none on a pin) and built with Amaranth's Trellis flow for ECP5 and the yowasp tools
+of this environment: Yosys ``synth_ecp5`` (``abc9`` LUT mapping, the default in Yosys 0.70),
+nextpnr-ecp5 with ``--freq``, ``--report`` and ``--seed 1`` and the clock pin constrained to the
+same frequency, then ``ecppack``. Builds go to ``build/synth/blocks/<block>-<config slug>/``; the
+figures to ``build/synth/blocks.json``.
+
+``luts`` and ``ffs`` are of the whole design; ``block_luts`` and ``block_ffs`` subtract the
+harness's own cost, which is known by construction (:attr:`~fpga.harness.BlockHarness.wrapper_ffs`,
+:attr:`~fpga.harness.BlockHarness.wrapper_luts`) and also given as ``wrapper_ffs``/``wrapper_luts``.
+"""
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from amaranth.build import Attrs, Clock, Pins, Resource
+from amaranth.vendor import LatticeECP5Platform
+
+from rtl.crc import Crc32, CrcConfig
+from sim import toolchain
+from . import report
+from .harness import BlockHarness
+
+__all__ = ["BLOCKS", "BlockPlatform", "main"]
+
+#: Every block measured: (name, component class, configuration), one line each.
+BLOCKS = [
+    ("crc32", Crc32, CrcConfig(data_width=64, pipeline=1)),
+    ("crc32", Crc32, CrcConfig(data_width=512, pipeline=2)),
+    ("crc32", Crc32, CrcConfig(data_width=512, pipeline=3)),
+]
+
+#: Default target frequency, MHz.
+TARGET_MHZ = 125.0
+
+
+class BlockPlatform(LatticeECP5Platform):
+    """An LFE5U-85F in caBGA381, speed 6 (as on the ULX3S 85F), with only a clock and two pins.
+
+    The pins are those of the ULX3S's 25 MHz oscillator, first button and first LED, but the
+    clock is constrained to ``freq_mhz``: the design is never meant to run on a board.
+    """
+    device = "LFE5U-85F"
+    package = "BG381"
+    speed = "6"
+    default_clk = "clk"
+    connectors = []
+
+    resources = []
+
+    def __init__(self, freq_mhz=TARGET_MHZ):
+        super().__init__()
+        io = Attrs(IO_TYPE="LVCMOS33")
+        self.add_resources([
+            Resource("clk", 0, Pins("G2", dir="i"), Clock(freq_mhz * 1e6), io),
+            Resource("din", 0, Pins("R1", dir="i"), io),
+            Resource("dout", 0, Pins("B2", dir="o"), io),
+        ])
+
+
+class _Top(BlockHarness):
+    """The harness with its two ports on pins."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        din, dout = platform.request("din", 0), platform.request("dout", 0)
+        m.d.comb += [self.din.eq(din.i), dout.o.eq(self.dout)]
+        return m
+
+
+def measure(name, component, config, freq_mhz):
+    """Build one block; return its row of figures."""
+    top = _Top(component(config))
+    build_dir = toolchain.BUILD / "synth" / "blocks" / f"{name}-{config.slug()}"
+    platform = BlockPlatform(freq_mhz)
+    started = time.monotonic()
+    platform.build(top, name="top", build_dir=build_dir, do_program=False,
+                   nextpnr_opts=report.nextpnr_opts(freq_mhz))
+    seconds = time.monotonic() - started
+    figures = report.read_report(build_dir / report.NEXTPNR_REPORT, target_mhz=freq_mhz,
+                                 device=f"{platform.device}-{platform.speed}{platform.package}")
+    (clock, fmax), = figures["fmax_mhz"].items()
+    return {
+        "block": name,
+        "config": json.loads(config.to_json()),
+        "fmax_mhz": fmax,
+        "target_mhz": freq_mhz,
+        "met": fmax >= freq_mhz,
+        "luts": figures["luts"],
+        "ffs": figures["ffs"],
+        "ebr": figures["ebr"],
+        "wrapper_luts": top.wrapper_luts,
+        "wrapper_ffs": top.wrapper_ffs,
+        "block_luts": figures["luts"] - top.wrapper_luts,
+        "block_ffs": figures["ffs"] - top.wrapper_ffs,
+        "port_bits": {"in": top.in_bits, "out": top.out_bits},
+        "device": figures["device"],
+        "seed": figures["seed"],
+        "critical_path": figures["critical_path"][clock],
+        "seconds": round(seconds, 1),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m fpga.blocks",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--freq", type=float, default=TARGET_MHZ,
+                        help=f"target frequency in MHz (default: {TARGET_MHZ:g})")
+    parser.add_argument("--jobs", type=int, default=1, help="blocks built at once (default: 1)")
+    parser.add_argument("--only", metavar="TEXT",
+                        help="only blocks whose name or config slug contains TEXT")
+    args = parser.parse_args(argv)
+    toolchain.setup()
+    blocks = [(n, c, cfg) for n, c, cfg in BLOCKS
+              if args.only is None or args.only in f"{n}-{cfg.slug()}"]
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(lambda block: measure(*block, args.freq), blocks))
+    out = toolchain.BUILD / "synth" / "blocks.json"
+    out.write_text(json.dumps({"target_mhz": args.freq, "tools": report.tool_versions(),
+                               "seconds": round(time.monotonic() - started, 1),
+                               "blocks": rows}, indent=2) + "\n")
+    table = [{**row, "config": " ".join(f"{k}={v}" for k, v in row["config"].items()),
+              "met": "yes" if row["met"] else "NO"} for row in rows]
+    print(report.format_table(table, ["block", "config", "fmax_mhz", "target_mhz", "met", "luts",
+                                      "ffs", "ebr", "block_luts", "block_ffs", "seconds"]))
+    print(f"luts/ffs: whole design; block_luts/block_ffs: minus the harness. Written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
