@@ -25,20 +25,17 @@ def bench_crc(out):
     print(f"\nCRC-32 engine ({out.relative_to(toolchain.REPO)})")
     print(f"  {'width':>5} {'pipe':>4} {'packet B':>8} {'beats/cycle':>11} {'bytes/cycle':>11}"
           f" {'lane fill':>9}")
-    for result in results:
-        config = result["config"]
-        for row in result["rows"]:
-            if row["measure"] == "throughput":
-                print(f"  {config['data_width']:>5} {config['pipeline']:>4} "
-                      f"{row['packet_bytes']:>8} {row['beats_per_cycle']:>11} "
-                      f"{row['bytes_per_cycle']:>11} {row['lane_fill']:>9}")
-    for result in results:
-        config = result["config"]
-        for row in result["rows"]:
-            if row["measure"] == "latency":
-                print(f"  latency {config['data_width']}-bit pipeline {config['pipeline']}, "
-                      f"{row['packet_bytes']}-byte packet: {row['cycles']} cycles "
-                      f"(documented {row['documented']})")
+    rows = [(result["config"], row) for result in results for row in result["rows"]]
+    for config, row in rows:
+        if row["measure"] == "throughput":
+            print(f"  {config['data_width']:>5} {config['pipeline']:>4} "
+                  f"{row['packet_bytes']:>8} {row['beats_per_cycle']:>11} "
+                  f"{row['bytes_per_cycle']:>11} {row['lane_fill']:>9}")
+    for config, row in rows:
+        if row["measure"] == "latency":
+            print(f"  latency {config['data_width']}-bit pipeline {config['pipeline']}, "
+                  f"{row['packet_bytes']}-byte packet: {row['cycles']} cycles "
+                  f"(documented {row['documented']})")
 
 
 def main():

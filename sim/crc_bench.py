@@ -14,7 +14,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from rtl.crc import CrcConfig
 from rtl.types import byte_beat_layout, crc_result_layout
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats
+from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, reset
 
 #: Packet sizes measured: minimum Ethernet frame, one byte over a 64-byte beat, a UALink DL flit,
 #: a maximum Ethernet frame. [IEEE 802.3 §4.4.2; UALink 1.0 §6.3]
@@ -48,10 +48,7 @@ async def bench(dut):
     source = LayoutSource(dut, "i", byte_beat_layout(config.data_width), dut.clk, dut.rst)
     sink = LayoutSink(dut, "o", crc_result_layout, dut.clk, dut.rst)
     counter = Counter(dut)        # before any traffic: it samples the edge after each read
-    dut.rst.value = 1
-    await ClockCycles(dut.clk, 3)
-    dut.rst.value = 0
-    await RisingEdge(dut.clk)
+    await reset(dut)
     rows = []
 
     # Latency: one packet into an idle engine, last beat accepted -> result taken.

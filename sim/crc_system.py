@@ -14,12 +14,12 @@ import zlib
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 
 from rtl.crc import CrcConfig
 from rtl.types import byte_beat_layout, crc_result_layout
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats
+from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, reset
 
 #: Clock period in ns; figures are reported in cycles.
 PERIOD_NS = 2
@@ -48,10 +48,7 @@ async def system(dut):
     Clock(dut.clk, PERIOD_NS, unit="ns").start()
     source = LayoutSource(dut, "i", byte_beat_layout(config.data_width), dut.clk, dut.rst)
     sink = LayoutSink(dut, "o", crc_result_layout, dut.clk, dut.rst)
-    dut.rst.value = 1
-    await ClockCycles(dut.clk, 3)
-    dut.rst.value = 0
-    await RisingEdge(dut.clk)
+    await reset(dut)
 
     kinds = ["frame"] * frames + ["block"] * blocks
     rng.shuffle(kinds)

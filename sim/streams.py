@@ -7,9 +7,10 @@ testbench never repeats an offset or a width.
 
 import itertools
 
+from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi.stream import define_stream
 
-__all__ = ["LayoutSource", "LayoutSink", "random_pauses", "bytes_to_beats"]
+__all__ = ["LayoutSource", "LayoutSink", "random_pauses", "bytes_to_beats", "reset"]
 
 _Bus, _Transaction, _Source, _Sink, _Monitor = define_stream(
     "Layout", signals=["payload", "valid", "ready"])
@@ -95,3 +96,12 @@ def bytes_to_beats(packet, bytes_per_beat):
             "last": int(offset + bytes_per_beat >= len(packet)),
         })
     return beats
+
+
+async def reset(dut, cycles=3):
+    """Hold the synchronous ``dut.rst`` for ``cycles`` clock edges, then release it and wait
+    for one more edge. Stream drivers bound to ``dut.rst`` drop what they hold."""
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, cycles)
+    dut.rst.value = 0
+    await RisingEdge(dut.clk)

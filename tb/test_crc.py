@@ -13,7 +13,7 @@ from rtl.crc import Crc32, CrcConfig
 from rtl.model import crc32 as model
 from rtl.types import byte_beat_layout, crc_result_layout
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses
+from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses, reset
 
 
 # --- Layer 1: the model and the configuration, no simulator -----------------------------------
@@ -119,10 +119,7 @@ class TB:
         self.expected = []
 
     async def reset(self):
-        self.dut.rst.value = 1
-        await ClockCycles(self.dut.clk, 3)
-        self.dut.rst.value = 0
-        await RisingEdge(self.dut.clk)
+        await reset(self.dut)
 
     def beats(self, packet):
         """The packet's beats with garbage in the byte lanes that ``keep`` leaves out, and, for a
