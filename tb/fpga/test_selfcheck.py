@@ -35,7 +35,8 @@ def test_source_replays_packet_under_backpressure():
             ctx.set(dut.o.ready, ready)
             beat = ctx.get(dut.o.payload)
             if ready and ctx.get(dut.o.valid):
-                received.extend(beat.data.to_bytes(8, "little")[:beat.keep.bit_length()])
+                lanes = beat.data.to_bytes(CONFIG.crc.bytes_per_beat, "little")
+                received.extend(lanes[:beat.keep.bit_length()])
                 if beat.last:
                     packets.append(bytes(received))
                     received.clear()
