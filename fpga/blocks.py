@@ -16,7 +16,6 @@ import argparse
 import json
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from amaranth.build import Attrs, Clock, Pins, Resource
 from amaranth.vendor import LatticeECP5Platform
@@ -111,7 +110,6 @@ def main(argv=None):
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--freq", type=float, default=TARGET_MHZ,
                         help=f"target frequency in MHz (default: {TARGET_MHZ:g})")
-    parser.add_argument("--jobs", type=int, default=1, help="blocks built at once (default: 1)")
     parser.add_argument("--only", metavar="TEXT",
                         help="only blocks whose name or config slug contains TEXT")
     args = parser.parse_args(argv)
@@ -119,8 +117,8 @@ def main(argv=None):
     blocks = [(n, c, cfg) for n, c, cfg in BLOCKS
               if args.only is None or args.only in f"{n}-{cfg.slug()}"]
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(lambda block: measure(*block, args.freq), blocks))
+    # One at a time: Amaranth's build plan changes the process's working directory.
+    rows = [measure(*block, args.freq) for block in blocks]
     out = toolchain.BUILD / "synth" / "blocks.json"
     out.write_text(json.dumps({"target_mhz": args.freq, "tools": report.tool_versions(),
                                "seconds": round(time.monotonic() - started, 1),

@@ -21,13 +21,11 @@ count of slices. ``ffs`` counts ``TRELLIS_FF``; ``ebr`` counts ``DP16KD`` (18 kb
 """
 
 import json
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["NEXTPNR_REPORT", "nextpnr_opts", "read_report", "tool_versions", "format_table",
-           "command_line"]
+__all__ = ["NEXTPNR_REPORT", "nextpnr_opts", "read_report", "tool_versions", "format_table"]
 
 #: File name of nextpnr's JSON report inside a build directory.
 NEXTPNR_REPORT = "nextpnr-report.json"
@@ -121,8 +119,3 @@ def format_table(rows, columns):
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
     return "\n".join(lines)
-
-
-def command_line(argv):
-    """Shell-quoted command line, for the record."""
-    return " ".join(shlex.quote(a) for a in argv)

@@ -49,6 +49,7 @@ class CrcConfig(BlockConfig):
 
     @property
     def bytes_per_beat(self):
+        """Bytes per beat (bits of ``keep``)."""
         return self.data_width // 8
 
     @property
@@ -68,7 +69,8 @@ class CrcConfig(BlockConfig):
     def latency(self):
         """Cycles from the clock edge that accepts a packet's last beat to the edge at which its
         result can be taken from ``o``: the input register, ``pipeline`` data levels, the CRC
-        register, the correction stages, the output register and the result queue."""
+        register, the correction stages (the last one ends in the output register) and the
+        result queue's write."""
         return self.pipeline + 3 + self.correction_stages
 
     @property
@@ -133,6 +135,7 @@ class Crc32(wiring.Component):
     Parameters
     ----------
     config : CrcConfig
+        Beat width and pipeline depth.
 
     Members
     -------
@@ -153,6 +156,7 @@ class Crc32(wiring.Component):
 
     @property
     def config(self):
+        """The :class:`CrcConfig` this engine was built from."""
         return self._config
 
     def elaborate(self, platform):
@@ -198,7 +202,7 @@ class Crc32(wiring.Component):
                 side.last.eq(beat.last),
                 side.malformed.eq(malformed | bad_keep),
                 side.empty.eq(beat.last & ~keep[0]),
-                side.shift.eq(Mux(keep[0], shift, 0)),
+                side.shift.eq(shift),           # 0 for an empty beat: no lane ends a run
                 in_packet.eq(~beat.last),
                 malformed.eq(~beat.last & (malformed | bad_keep)),
             ]

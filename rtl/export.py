@@ -48,6 +48,16 @@ class FlatPorts(wiring.Component):
     ----------
     inner : wiring.Component
         The wrapped component; its behaviour, latency and throughput are unchanged.
+
+    Members
+    -------
+    <stream>_<field> : ``In`` or ``Out``, the field's width
+        One port per field of each stream payload of ``inner`` (``i_data``, ``o_crc``, …),
+        flowing as the stream's payload does.
+    <stream>_valid, <stream>_ready : ``In(1)`` or ``Out(1)``
+        The stream handshakes.
+    <name> : as in ``inner``
+        Every other port of ``inner``, its path joined with ``_``.
     """
 
     def __init__(self, inner):

@@ -43,12 +43,6 @@ class LayoutSource:
         """Whether every queued beat has been handed to the DUT."""
         return self._source.empty()
 
-    def idle(self):
-        return self._source.idle()
-
-    def clear(self):
-        self._source.clear()
-
     async def wait(self):
         await self._source.wait()
 
@@ -69,17 +63,9 @@ class LayoutSink:
     async def recv(self):
         return self.layout.from_bits((await self._sink.recv()).payload.to_unsigned())
 
-    def recv_nowait(self):
-        return self.layout.from_bits(self._sink.recv_nowait().payload.to_unsigned())
-
-    def count(self):
-        return self._sink.count()
-
     def empty(self):
+        """Whether every received result has been taken with :meth:`recv`."""
         return self._sink.empty()
-
-    def clear(self):
-        self._sink.clear()
 
 
 def bytes_to_beats(packet, bytes_per_beat):
