@@ -15,7 +15,9 @@ class CrcSelfCheck(wiring.Component):
     :func:`~fpga.source.expected_result`, worked out at elaboration time.
 
     All in the ``sync`` domain (rename it for a board). ``o.ready`` of the engine is held high,
-    so it runs at one beat per clock; the source still follows the engine's ``i.ready``.
+    so it runs at one beat per clock; the source still follows the engine's ``i.ready``. A
+    watchdog fails the check when no result comes for :attr:`watchdog_cycles` cycles, so an
+    engine that stops cannot leave ``passed`` lit.
 
     Parameters
     ----------
@@ -30,6 +32,12 @@ class CrcSelfCheck(wiring.Component):
     packets : ``Out(32)``
         Results checked, modulo 2^32.
     """
+
+    @property
+    def watchdog_cycles(self):
+        """Cycles without a result after which the check fails: four packets' worth, more than
+        one packet's beats plus the engine's latency."""
+        return 4 * (self._config.beats + self._config.crc.latency)
 
     def __init__(self, config):
         if not isinstance(config, SelfTestConfig):
@@ -48,12 +56,16 @@ class CrcSelfCheck(wiring.Component):
         wiring.connect(m, source.o, crc.i)
         expected = expected_result(self._config).as_value()
         checked = Signal()
+        idle = Signal(range(self.watchdog_cycles + 1))
+        m.d.sync += idle.eq(idle + 1)
+        with m.If(idle == self.watchdog_cycles):
+            m.d.sync += [self.failed.eq(1), idle.eq(idle)]
         m.d.comb += [
             crc.o.ready.eq(1),
             self.passed.eq(checked & ~self.failed),
         ]
         with m.If(crc.o.valid):
-            m.d.sync += [checked.eq(1), self.packets.eq(self.packets + 1)]
+            m.d.sync += [checked.eq(1), self.packets.eq(self.packets + 1), idle.eq(0)]
             with m.If(crc.o.payload.as_value() != expected):
                 m.d.sync += self.failed.eq(1)
         return m

@@ -3,6 +3,9 @@
 import random
 
 import pytest
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from fpga import selfcheck
@@ -10,6 +13,7 @@ from fpga.pll import Ecp5Pll
 from fpga.selfcheck import CrcSelfCheck
 from fpga.source import PacketSource, SelfTestConfig, expected_result, selftest_packet
 from rtl.model import crc32 as model
+from rtl.types import byte_stream, crc_result_stream
 
 #: A small engine keeps Amaranth's Python simulator fast; the logic is width-independent.
 CONFIG = SelfTestConfig(data_width=64, pipeline=1, packet_bytes=100)
@@ -77,6 +81,24 @@ def test_selfcheck_catches_a_wrong_result(monkeypatch):
     monkeypatch.setattr(selfcheck, "expected_result", wrong)
     status = _status(CrcSelfCheck(CONFIG), 4 * CONFIG.beats)
     assert status["packets"] >= 2 and status["passed"] == 0 and status["failed"] == 1
+
+
+def test_selfcheck_catches_a_silent_engine(monkeypatch):
+    """An engine that takes packets and never answers trips the watchdog."""
+    class Silent(wiring.Component):
+        def __init__(self, config):
+            super().__init__({"i": In(byte_stream(config.data_width)),
+                              "o": Out(crc_result_stream())})
+
+        def elaborate(self, platform):
+            m = Module()
+            m.d.comb += self.i.ready.eq(1)
+            return m
+
+    monkeypatch.setattr(selfcheck, "Crc32", Silent)
+    dut = CrcSelfCheck(CONFIG)
+    status = _status(dut, dut.watchdog_cycles + 2)
+    assert status["packets"] == 0 and status["passed"] == 0 and status["failed"] == 1
 
 
 def test_pll_for_board_clock():
