@@ -164,11 +164,11 @@ class Crc32(wiring.Component):
         # beat of n bytes is run as a full beat with its missing bytes zeroed; that equals the
         # true update advanced by (W/8 - n) zero bytes, so the correction multiplies by the inverse
         # advance, one conditional 32x32 step per bit of (W/8 - n) < W/8 (an empty last beat just
-        # leaves the register as it was). The correction sits after the
-        # feedback loop, so only A·s ⊕ (pre-reduced B·d) must close in one cycle, and both the
-        # data product and the correction are pipelined freely. Every constant comes from the
-        # bit-serial model. The pipeline never stalls: the result queue is sized for every packet
-        # the input can have in flight, and the input is throttled by counting them.
+        # leaves the register as it was). The correction sits after the feedback loop, so only
+        # A·s ⊕ (pre-reduced B·d) must close in one cycle, and both the data product and the
+        # correction are pipelined freely. Every constant comes from the bit-serial model. The
+        # pipeline never stalls: the result queue is sized for every packet the input can have
+        # in flight, and the input is throttled by counting them.
         m = Module()
         side, products = self._accept(m)
         side, products = self._reduce(m, side, products)
@@ -266,9 +266,8 @@ class Crc32(wiring.Component):
             queue.r_en.eq(self.o.ready),
         ]
         # Results accepted but not yet delivered never exceed result_depth, so the queue never
-        # overflows; the pipeline ahead of it needs no stall.
-        # i.ready is registered and chosen among comparisons of the registered count, so that no
-        # adder sits between the handshakes and the flop.
+        # overflows and the pipeline ahead of it needs no stall. i.ready is registered and chosen
+        # among comparisons of the registered count, so no adder sits between handshake and flop.
         depth = cfg.result_depth
         pending = Signal(range(depth + 1))
         ready = Signal()
