@@ -38,7 +38,8 @@ class BlockConfig:
 
 
 def check_int(owner, name, value, allowed):
-    """Raise ``TypeError``/``ValueError`` naming ``owner.name`` unless ``value`` is in ``allowed``."""
+    """Raise ``TypeError``/``ValueError`` naming ``owner`` and ``name`` unless ``value`` is
+    in ``allowed``."""
     if type(value) is not int:
         raise TypeError(f"{owner} {name} must be an integer, not {value!r}")
     if value not in allowed:
