@@ -10,7 +10,8 @@ import itertools
 from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi.stream import define_stream
 
-__all__ = ["LayoutSource", "LayoutSink", "random_pauses", "bytes_to_beats", "reset"]
+__all__ = ["LayoutSource", "LayoutSink", "LayoutMonitor", "random_pauses", "bytes_to_beats",
+           "reset"]
 
 _Bus, _Transaction, _Source, _Sink, _Monitor = define_stream(
     "Layout", signals=["payload", "valid", "ready"])
@@ -66,6 +67,22 @@ class LayoutSink:
     def empty(self):
         """Whether every received result has been taken with :meth:`recv`."""
         return self._sink.empty()
+
+
+class LayoutMonitor:
+    """Watch a stream without driving it: every handshake is recorded, in order."""
+
+    def __init__(self, dut, prefix, layout, clock, reset=None):
+        self.layout = layout
+        self._monitor = _Monitor(_Bus.from_prefix(dut, prefix, bus_separator="__"), clock, reset)
+
+    def take_all(self):
+        """Return (and forget) every payload seen so far, as ``data.Const`` views."""
+        seen = []
+        while not self._monitor.empty():
+            seen.append(self.layout.from_bits(
+                self._monitor.recv_nowait().payload.to_unsigned()))
+        return seen
 
 
 def bytes_to_beats(packet, bytes_per_beat):

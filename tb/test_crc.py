@@ -13,7 +13,8 @@ from rtl.crc import Crc32, CrcConfig
 from rtl.model import crc32 as model
 from rtl.types import byte_beat_layout, crc_result_layout
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses, reset
+from sim.streams import (LayoutMonitor, LayoutSink, LayoutSource, bytes_to_beats, random_pauses,
+                         reset)
 
 
 # --- Layer 1: the model and the configuration, no simulator -----------------------------------
@@ -116,7 +117,9 @@ class TB:
         assert len(dut.i__payload) == layout.size
         self.source = LayoutSource(dut, "i", layout, dut.clk, dut.rst)
         self.sink = LayoutSink(dut, "o", crc_result_layout, dut.clk, dut.rst)
+        self.monitor = LayoutMonitor(dut, "i", layout, dut.clk, dut.rst)
         self.expected = []
+        self.sent = []
 
     async def reset(self):
         await reset(self.dut)
@@ -137,6 +140,7 @@ class TB:
         """Queue a packet; expect its CRC and, read as data + FCS, whether it is good."""
         for beat in beats or self.beats(packet):
             self.source.send_nowait(**beat)
+            self.sent.append(beat)
         good = len(packet) >= 4 and zlib.crc32(packet[:-4]).to_bytes(4, "little") == packet[-4:]
         self.expected.append((zlib.crc32(packet), int(good), 0))
 
@@ -220,6 +224,9 @@ async def crc_random_packets(dut, idle, backpressure):
         budget -= max(len(packet), 1) + 64
         tb.send(packet)
     await tb.check()
+    seen = [{"data": int(b.data), "keep": int(b.keep), "last": int(b.last)}
+            for b in tb.monitor.take_all()]
+    assert seen == tb.sent, "the engine did not take exactly the beats that were sent"
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
