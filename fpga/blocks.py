@@ -22,6 +22,7 @@ from amaranth.vendor import LatticeECP5Platform
 
 from rtl.crc import Crc32, CrcConfig
 from sim import toolchain
+
 from . import report
 from .harness import BlockHarness
 

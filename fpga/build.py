@@ -12,6 +12,7 @@ import sys
 import time
 
 from sim import toolchain
+
 from . import report
 
 __all__ = ["BOARDS", "main"]

@@ -5,6 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from rtl.crc import Crc32
+
 from .source import PacketSource, SelfTestConfig, expected_result
 
 __all__ = ["CrcSelfCheck"]

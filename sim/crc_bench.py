@@ -6,15 +6,11 @@ so the figures are exact cycle counts taken from the RTL, not from any formula.
 
 import json
 import os
-import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from rtl.crc import CrcConfig
-from rtl.types import byte_beat_layout, crc_result_layout
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, reset
+from sim.crc_env import CrcEnv
 
 #: Packet sizes measured: minimum Ethernet frame, one byte over a 64-byte beat, a UALink DL flit,
 #: a maximum Ethernet frame. [IEEE 802.3 §4.4.2; UALink 1.0 §6.3]
@@ -42,19 +38,15 @@ class Counter:
 
 @cocotb.test(timeout_time=10, timeout_unit="ms")
 async def bench(dut):
-    config = CrcConfig.from_env()
-    rng = random.Random(cocotb.RANDOM_SEED)
-    Clock(dut.clk, 2, unit="ns").start()
-    source = LayoutSource(dut, "i", byte_beat_layout(config.data_width), dut.clk, dut.rst)
-    sink = LayoutSink(dut, "o", crc_result_layout, dut.clk, dut.rst)
+    env = CrcEnv(dut)
+    config, rng, source, sink = env.config, env.rng, env.source, env.sink
     counter = Counter(dut)        # before any traffic: it samples the edge after each read
-    await reset(dut)
+    await env.reset()
     rows = []
 
     # Latency: one packet into an idle engine, last beat accepted -> result taken.
     for size in (1, config.bytes_per_beat + 1):
-        for beat in bytes_to_beats(rng.randbytes(size), config.bytes_per_beat):
-            source.send_nowait(**beat)
+        env.send_packet(rng.randbytes(size))
         await sink.recv()
         await ClockCycles(dut.clk, 2)
         latency = counter.results[-1] - counter.beats[-1]
@@ -65,8 +57,7 @@ async def bench(dut):
     for size in SIZES:
         first = len(counter.beats)
         for _ in range(PACKETS_PER_SIZE):
-            for beat in bytes_to_beats(rng.randbytes(size), config.bytes_per_beat):
-                source.send_nowait(**beat)
+            env.send_packet(rng.randbytes(size))
         for _ in range(PACKETS_PER_SIZE):
             await sink.recv()
         cycles = counter.beats[-1] - counter.beats[first] + 1

@@ -7,22 +7,16 @@ the JSON file named by ``SIM_REPORT``.
 
 import json
 import os
-import random
 import struct
 import time
 import zlib
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 
-from rtl.crc import CrcConfig
-from rtl.types import byte_beat_layout, crc_result_layout
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, reset
+from sim.crc_env import PERIOD_NS, CrcEnv
 
-#: Clock period in ns; figures are reported in cycles.
-PERIOD_NS = 2
 #: Bytes of a UALink DL flit, the other packet size the engine serves. [UALink 1.0 §6.3]
 DL_FLIT_BYTES = 640
 #: Ethernet frame lengths without FCS: 60..1514 bytes. [IEEE 802.3 §3.2.7, §4.4.2]
@@ -41,14 +35,11 @@ def ethernet_frame(rng):
 
 @cocotb.test(timeout_time=100, timeout_unit="ms")
 async def system(dut):
-    config = CrcConfig.from_env()
+    env = CrcEnv(dut)
+    config, rng, source, sink = env.config, env.rng, env.source, env.sink
     frames, blocks = int(os.environ["SIM_FRAMES"]), int(os.environ["SIM_BLOCKS"])
     corrupt = float(os.environ.get("SIM_CORRUPT", "0.02"))
-    rng = random.Random(cocotb.RANDOM_SEED)
-    Clock(dut.clk, PERIOD_NS, unit="ns").start()
-    source = LayoutSource(dut, "i", byte_beat_layout(config.data_width), dut.clk, dut.rst)
-    sink = LayoutSink(dut, "o", crc_result_layout, dut.clk, dut.rst)
-    await reset(dut)
+    await env.reset()
 
     kinds = ["frame"] * frames + ["block"] * blocks
     rng.shuffle(kinds)
@@ -63,8 +54,7 @@ async def system(dut):
             good = zlib.crc32(packet[:-4]).to_bytes(4, "little") == packet[-4:]
         else:
             packet, good = rng.randbytes(DL_FLIT_BYTES), None
-        for beat in bytes_to_beats(packet, config.bytes_per_beat):
-            source.send_nowait(**beat)
+        env.send_packet(packet)
         expected.append((kind, zlib.crc32(packet), good))
         total_bytes += len(packet)
 

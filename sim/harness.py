@@ -18,8 +18,9 @@ from contextlib import contextmanager
 
 from amaranth.back import verilog
 
-from . import toolchain
 from rtl.config import CONFIG_ENV
+
+from . import toolchain
 
 __all__ = ["build", "build_dir", "run", "seed", "waves_enabled"]
 

@@ -6,16 +6,14 @@ import zlib
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from rtl.crc import Crc32, CrcConfig
 from rtl.model import crc32 as model
 from rtl.types import byte_beat_layout, crc_result_layout
 from sim import harness
-from sim.streams import (LayoutMonitor, LayoutSink, LayoutSource, bytes_to_beats, random_pauses,
-                         reset)
-
+from sim.crc_env import CrcEnv
+from sim.streams import LayoutMonitor, bytes_to_beats, random_pauses
 
 # --- Layer 1: the model and the configuration, no simulator -----------------------------------
 
@@ -107,22 +105,14 @@ def test_component_ports():
 #: Simulated time after which a test fails instead of hanging (the longest needs ~30 us).
 TIMEOUT_US = 1000
 
-class TB:
+class TB(CrcEnv):
+    """The shared environment plus a monitor on ``i`` and a scoreboard."""
+
     def __init__(self, dut):
-        self.dut = dut
-        self.config = CrcConfig.from_env()
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        Clock(dut.clk, 2, unit="ns").start()
-        layout = byte_beat_layout(self.config.data_width)
-        assert len(dut.i__payload) == layout.size
-        self.source = LayoutSource(dut, "i", layout, dut.clk, dut.rst)
-        self.sink = LayoutSink(dut, "o", crc_result_layout, dut.clk, dut.rst)
-        self.monitor = LayoutMonitor(dut, "i", layout, dut.clk, dut.rst)
+        super().__init__(dut)
+        self.monitor = LayoutMonitor(dut, "i", self.beat_layout, dut.clk, dut.rst)
         self.expected = []
         self.sent = []
-
-    async def reset(self):
-        await reset(self.dut)
 
     def beats(self, packet):
         """The packet's beats with garbage in the byte lanes that ``keep`` leaves out, and, for a
