@@ -77,13 +77,7 @@ def measure(name, component, config, freq_mhz):
     """Build one block; return its row of figures."""
     top = _Top(component(config))
     build_dir = toolchain.BUILD / "synth" / "blocks" / f"{name}-{config.slug()}"
-    platform = BlockPlatform(freq_mhz)
-    started = time.monotonic()
-    platform.build(top, name="top", build_dir=build_dir, do_program=False,
-                   nextpnr_opts=report.nextpnr_opts(freq_mhz))
-    seconds = time.monotonic() - started
-    figures = report.read_report(build_dir / report.NEXTPNR_REPORT, target_mhz=freq_mhz,
-                                 device=f"{platform.device}-{platform.speed}{platform.package}")
+    figures = report.build(BlockPlatform(freq_mhz), top, build_dir, freq_mhz)
     (clock, fmax), = figures["fmax_mhz"].items()
     return {
         "block": name,
@@ -102,7 +96,7 @@ def measure(name, component, config, freq_mhz):
         "device": figures["device"],
         "seed": figures["seed"],
         "critical_path": figures["critical_path"][clock],
-        "seconds": round(seconds, 1),
+        "seconds": figures["seconds"],
     }
 
 

@@ -9,7 +9,6 @@ Everything goes to ``build/synth/<board>/``; the figures to ``build/synth/<board
 import argparse
 import json
 import sys
-import time
 
 from sim import toolchain
 
@@ -36,20 +35,15 @@ def build(board, freq_mhz):
     toolchain.setup()
     build_dir = toolchain.BUILD / "synth" / board
     platform, top = BOARDS[board](freq_mhz)
-    started = time.monotonic()
-    platform.build(top, name="top", build_dir=build_dir, do_program=False,
-                   nextpnr_opts=report.nextpnr_opts(freq_mhz))
-    seconds = time.monotonic() - started
+    figures = report.build(platform, top, build_dir, freq_mhz)
     bitstream = build_dir / "top.bit"
     if not bitstream.is_file():
         raise SystemExit(f"no bitstream at {bitstream}")
     figures = {
         "board": board,
-        **report.read_report(build_dir / report.NEXTPNR_REPORT, target_mhz=freq_mhz,
-                             device=f"{platform.device}-{platform.speed}{platform.package}"),
+        **figures,
         "config": json.loads(top.config.to_json()),
         "bitstream": str(bitstream.relative_to(toolchain.REPO)),
-        "seconds": round(seconds, 1),
         "tools": report.tool_versions(),
     }
     (build_dir / "report.json").write_text(json.dumps(figures, indent=2) + "\n")

@@ -23,9 +23,10 @@ count of slices. ``ffs`` counts ``TRELLIS_FF``; ``ebr`` counts ``DP16KD`` (18 kb
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-__all__ = ["NEXTPNR_REPORT", "nextpnr_opts", "read_report", "tool_versions", "format_table"]
+__all__ = ["NEXTPNR_REPORT", "build", "nextpnr_opts", "read_report", "tool_versions", "format_table"]
 
 #: File name of nextpnr's JSON report inside a build directory.
 NEXTPNR_REPORT = "nextpnr-report.json"
@@ -68,6 +69,17 @@ def _critical_path(report, clock):
         "logic_levels": sum(1 for s in steps if s["type"] == "logic"),
         "nets": [s["net"] for s in steps if s["type"] == "routing"],
     }
+
+
+def build(platform, top, build_dir, freq_mhz):
+    """Build ``top`` on ``platform`` into ``build_dir`` for ``freq_mhz``; return the figures of
+    :func:`read_report` plus the build time in ``seconds``."""
+    started = time.monotonic()
+    platform.build(top, name="top", build_dir=build_dir, do_program=False,
+                   nextpnr_opts=nextpnr_opts(freq_mhz))
+    figures = read_report(Path(build_dir) / NEXTPNR_REPORT, target_mhz=freq_mhz,
+                          device=f"{platform.device}-{platform.speed}{platform.package}")
+    return {**figures, "seconds": round(time.monotonic() - started, 1)}
 
 
 def read_report(path, *, target_mhz, device, seed=SEED):
