@@ -1,0 +1,244 @@
+"""UALink TL layouts, enums, stream signatures and configuration: the only copy of each.
+
+Field layouts follow UALink_200 Rev 1.0 Tables 5-29..5-38; fields are declared least significant
+first, as Amaranth lays them out. Conventions that the spec leaves open are listed, once, in
+``rtl/tl/README.md``.
+"""
+
+import dataclasses
+import enum as py_enum
+
+from amaranth.lib import data, enum, stream
+
+from ..config import BlockConfig, check_int
+
+__all__ = [
+    "FType", "ReqCmd", "Status", "MsgType", "CreditClass", "CreditSlot",
+    "SECTOR_BITS", "SECTORS_PER_HALF", "HALF_BITS", "BEAT_BITS", "BEAT_BYTES", "MAX_BEATS",
+    "REQ_LIMIT", "RSP_LIMIT", "CMD_CREDIT_MAX", "DATA_CREDIT_MAX",
+    "uncompressed_request", "uncompressed_response", "compressed_request",
+    "single_beat_response", "write_or_multi_response", "credit_field", "flow_control",
+    "control_half", "flit_layout", "flit_stream",
+    "request_layout", "orig_data_layout", "rd_rsp_layout", "wr_rsp_layout",
+    "request_stream", "orig_data_stream", "rd_rsp_stream", "wr_rsp_stream",
+    "credit_update_layout", "TlConfig",
+]
+
+SECTOR_BITS = 32                 # [UALink 1.0 §5.1.1] a sector is 4 bytes
+SECTORS_PER_HALF = 8             # [§5.1.1] a half-flit is sectors 0-7 (lower) or 8-15 (upper)
+HALF_BITS = SECTOR_BITS * SECTORS_PER_HALF
+BEAT_BITS = 512                  # [Table 2-14] one UPLI data beat, two data half-flits
+BEAT_BYTES = BEAT_BITS // 8
+MAX_BEATS = 4                    # [§2.7.4] 256 bytes at most per request
+REQ_LIMIT = 4                    # [§5.7] requests outstanding at the peer's catch buffer
+RSP_LIMIT = 8                    # [§5.7] responses outstanding at the peer's catch buffer
+CMD_CREDIT_MAX = 7               # [Table 5-38] 'tvvccc'
+DATA_CREDIT_MAX = 31             # [Table 5-38] 'tvvccccc'
+
+
+class FType(enum.Enum, shape=4):
+    """Field type, the top nibble of every control field [Table 5-27]."""
+    FC_NOP = 0x0
+    REQUEST = 0x1
+    RESPONSE = 0x2
+    COMPRESSED_REQUEST = 0x3
+    SINGLE_BEAT_READ = 0x4
+    WRITE_OR_MULTI = 0x5
+
+
+class ReqCmd(enum.Enum, shape=6):
+    """UPLI request commands with their own behaviour [Table 2-6]. Vendor-defined ranges
+    0x08-0x0F (read class), 0x2C-0x2F (write class), 0x3C-0x3F (atomic class) are legal too."""
+    READ = 0x03
+    WRITE = 0x28
+    WRITE_FULL = 0x29
+    WRITE_MESSAGE = 0x2A
+    ATOMIC_R = 0x30
+    ATOMIC_NR = 0x32
+
+
+class Status(enum.Enum, shape=4):
+    """Response status [Tables 2-9, 2-12]; ISOLATE is legal on write responses only."""
+    OKAY = 0x0
+    TARGET_ABORT = 0x2
+    DECODE_ERROR = 0x3
+    PROTECTION_VIOLATION = 0x6
+    CMPTO = 0x8
+    ISOLATE = 0xF
+
+
+class MsgType(enum.Enum, shape=8):
+    """TL message half-flit types [Table 5-28], in byte 0 of the half-flit."""
+    NOP = 0x00
+    CREDIT_INIT_DONE = 0x01
+    POISONED_DATA = 0x20
+
+
+class CreditClass(py_enum.IntEnum):
+    """TL credit classes [Table 5-26]."""
+    REQ_CMD = 0
+    RSP_CMD = 1
+    REQ_DATA = 2
+    RSP_DATA = 3
+
+
+class CreditSlot(py_enum.IntEnum):
+    """Where a credit belongs: the pool or one of the four virtual channels [§5.8]."""
+    POOL = 0
+    VC0 = 1
+    VC1 = 2
+    VC2 = 3
+    VC3 = 4
+
+
+# Control fields, least significant first. ------------------------------------------------------
+
+#: [Table 5-29] Uncompressed request, 4 sectors; ADDR is ReqAddr[56:2].
+uncompressed_request = data.StructLayout({
+    "num_beats": 2, "cway": 2, "cload": 1, "dst_acc": 10, "src_acc": 10, "addr": 55,
+    "metadata": 8, "len": 6, "attr": 8, "pool": 1, "tag": 11, "asi": 2, "vc": 2, "cmd": 6,
+    "ftype": FType,
+})
+
+#: [Table 5-30] Uncompressed response, 2 sectors. ``rd`` is RD/WR, 1 = read [ours].
+uncompressed_response = data.StructLayout({
+    "spare": 16, "dst_acc": 10, "src_acc": 10, "last": 1, "rd": 1, "status": 4, "offset": 2,
+    "len": 2, "pool": 1, "tag": 11, "vc": 2, "ftype": FType,
+})
+
+#: [Table 5-31] Compressed request, 2 sectors (used from the address-cache issue on).
+compressed_request = data.StructLayout({
+    "cway": 2, "dst_acc": 10, "src_acc": 10, "addr": 14, "metadata": 3, "len": 2, "pool": 1,
+    "tag": 11, "asi": 2, "vc": 2, "cmd": 3, "ftype": FType,
+})
+
+#: [Table 5-34] Compressed single-beat read response, 1 sector.
+single_beat_response = data.StructLayout({
+    "spare": 1, "last": 1, "offset": 2, "dst_acc": 10, "pool": 1, "tag": 11, "vc": 2,
+    "ftype": FType,
+})
+
+#: [Table 5-36] Compressed write or multi-beat read response ("CWR"), 1 sector; ``rd`` 1 = read.
+write_or_multi_response = data.StructLayout({
+    "spare": 1, "rd": 1, "len": 2, "dst_acc": 10, "pool": 1, "tag": 11, "vc": 2, "ftype": FType,
+})
+
+
+def credit_field(count_bits):
+    """[Table 5-38] One class of a flow-control field, 'tvvc..c': ``t`` 0 = pool, 1 = VC."""
+    return data.StructLayout({"count": count_bits, "vc": 2, "t": 1})
+
+
+#: [Table 5-38] Flow control / NOP field, 1 sector; all zero is a NOP.
+flow_control = data.StructLayout({
+    "rsp_data": credit_field(5), "req_data": credit_field(5),
+    "rsp_cmd": credit_field(3), "req_cmd": credit_field(3), "ftype": FType,
+})
+
+#: A control half-flit as its eight sectors.
+control_half = data.ArrayLayout(SECTOR_BITS, SECTORS_PER_HALF)
+
+#: One TL flit toward or from the data link: ``data[0]`` is the lower half-flit, ``data[1]`` the
+#: upper; ``msg`` bit 0 is M0 (lower), bit 1 is M1 (upper) [§5.1.2].
+flit_layout = data.StructLayout({
+    "data": data.ArrayLayout(HALF_BITS, 2),
+    "msg": 2,
+})
+
+
+def flit_stream():
+    """A valid/ready stream of :data:`flit_layout`, one TL flit per transfer."""
+    return stream.Signature(flit_layout)
+
+
+# UPLI items as they cross the TL core (one port, valid/ready; credits live in the UPLI adapter).
+
+#: [Table 2-2] Request channel fields carried by the TL.
+request_layout = data.StructLayout({
+    "cmd": 6, "vc": 2, "asi": 2, "tag": 11, "attr": 8, "len": 6, "metadata": 8, "addr": 57,
+    "src_acc": 10, "dst_acc": 10, "num_beats": 2, "pool": 1,
+})
+
+#: [Table 2-14] Originator data channel, one 64-byte beat.
+orig_data_layout = data.StructLayout({
+    "data": BEAT_BITS, "byte_en": BEAT_BYTES, "offset": 2, "last": 1, "error": 1, "vc": 2,
+    "pool": 1,
+})
+
+#: [Table 2-8] Read response/data channel, one beat with its response fields.
+rd_rsp_layout = data.StructLayout({
+    "data": BEAT_BITS, "vc": 2, "pool": 1, "tag": 11, "src_acc": 10, "dst_acc": 10,
+    "num_beats": 2, "status": 4, "offset": 2, "last": 1, "error": 1,
+})
+
+#: [Table 2-11] Write response channel.
+wr_rsp_layout = data.StructLayout({
+    "vc": 2, "pool": 1, "tag": 11, "src_acc": 10, "dst_acc": 10, "status": 4,
+})
+
+
+def request_stream():
+    """Request headers; a data command's beat 0 is on :func:`orig_data_stream` alongside."""
+    return stream.Signature(request_layout)
+
+
+def orig_data_stream():
+    """Originator data beats."""
+    return stream.Signature(orig_data_layout)
+
+
+def rd_rsp_stream():
+    """Read response beats."""
+    return stream.Signature(rd_rsp_layout)
+
+
+def wr_rsp_stream():
+    """Write responses."""
+    return stream.Signature(wr_rsp_layout)
+
+
+#: Credits of every class and slot moving in one clock (grants decoded from FC fields, or
+#: returns from drained receive buffers): ``<class>[slot]`` with slot 0 = pool, 1..4 = VC0..3.
+credit_update_layout = data.StructLayout({
+    cls.name.lower(): data.ArrayLayout(5, len(CreditSlot)) for cls in CreditClass
+})
+
+
+@dataclasses.dataclass(frozen=True)
+class TlConfig(BlockConfig):
+    """Parameters of the TL transmit and receive cores.
+
+    Parameters
+    ----------
+    tx_req_depth, tx_rsp_depth : int
+        Transmit request and response queue entries, including the picking windows (4 and 8).
+    tx_data_depth : int
+        Transmit request-data and response-data queue beats (64 bytes each).
+    rx_req, rx_rsp : int
+        Receive request and response buffer entries: the Request CMD and Response CMD pool
+        credits this TL advertises [§5.8].
+    rx_req_data, rx_rsp_data : int
+        Receive data buffer beats: the Request Data and Response Data pool credits advertised.
+    """
+    tx_req_depth: int = 16
+    tx_rsp_depth: int = 16
+    tx_data_depth: int = 64
+    rx_req: int = 16
+    rx_rsp: int = 16
+    rx_req_data: int = 32
+    rx_rsp_data: int = 32
+
+    def __post_init__(self):
+        check_int("TL", "tx_req_depth", self.tx_req_depth, range(REQ_LIMIT + 1, 257))
+        check_int("TL", "tx_rsp_depth", self.tx_rsp_depth, range(RSP_LIMIT + 1, 257))
+        check_int("TL", "tx_data_depth", self.tx_data_depth, range(2 * MAX_BEATS, 1025))
+        check_int("TL", "rx_req", self.rx_req, range(1, 1024))
+        check_int("TL", "rx_rsp", self.rx_rsp, range(1, 1024))
+        # A data buffer smaller than one 256-byte transfer could never take it: deadlock.
+        check_int("TL", "rx_req_data", self.rx_req_data, range(MAX_BEATS, 1025))
+        check_int("TL", "rx_rsp_data", self.rx_rsp_data, range(MAX_BEATS, 1025))
+
+    @property
+    def advertised(self):
+        """Pool credits this TL's receiver releases at initialisation, by :class:`CreditClass`."""
+        return (self.rx_req, self.rx_rsp, self.rx_req_data, self.rx_rsp_data)

@@ -1,0 +1,170 @@
+"""UPLI intake of the TL packer: requests with their data, and responses, into the queues."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .layout import (
+    FType, ReqCmd, Status, orig_data_stream, rd_rsp_stream, request_stream, single_beat_response,
+    uncompressed_request, uncompressed_response, wr_rsp_stream, write_or_multi_response,
+)
+from .tx_data import req_beat_layout, rsp_beat_layout
+from .tx_pick import tx_req_entry, tx_rsp_entry
+
+__all__ = ["TxIntake"]
+
+
+class TxIntake(wiring.Component):
+    """Turns UPLI items into packer queue entries (README §2).
+
+    Members
+    -------
+    req, orig : In(stream)
+        Requests and originator data. A data command is taken together with its beat 0; its
+        further beats follow on ``orig``; read requests may pass while beats are pending
+        [§2.7.8].
+    rd_rsp, wr_rsp : In(stream)
+        Read response beats and write responses. A read response's field is made from its first
+        beat (NumBeats = 0, or offset 0); further beats add data only.
+    req_entry, rsp_entry : Out(stream)
+        Encoded fields for the request and response queues; write and read responses share the
+        response queue, taken alternately when both wait.
+    req_beat, rsp_beat : Out(stream)
+        Data beats for the request-data and response-data queues.
+
+    Purely combinational: it adds no latency; each output stream's ``ready`` gates the inputs.
+    """
+
+    def __init__(self):
+        super().__init__({
+            "req": In(request_stream()),
+            "orig": In(orig_data_stream()),
+            "rd_rsp": In(rd_rsp_stream()),
+            "wr_rsp": In(wr_rsp_stream()),
+            "req_entry": Out(stream.Signature(tx_req_entry)),
+            "rsp_entry": Out(stream.Signature(tx_rsp_entry)),
+            "req_beat": Out(stream.Signature(req_beat_layout)),
+            "rsp_beat": Out(stream.Signature(rsp_beat_layout)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        self._requests(m)
+        self._responses(m)
+        return m
+
+    def _requests(self, m):
+        req, orig = self.req.payload, self.orig.payload
+        beats_left = Signal(2)                       # beats still due after beat 0
+        has_data = Signal()
+        m.d.comb += [
+            has_data.eq(req.cmd[5]),
+            self.req_beat.payload.data.eq(orig.data),
+            self.req_beat.payload.byte_en.eq(orig.byte_en),
+            self.req_beat.payload.error.eq(orig.error),
+        ]
+        entry = self.req_entry.payload
+        field = entry.field
+        m.d.comb += [
+            field.ftype.eq(FType.REQUEST), field.cmd.eq(req.cmd), field.vc.eq(req.vc),
+            field.asi.eq(req.asi), field.tag.eq(req.tag), field.attr.eq(req.attr),
+            field.len.eq(req.len), field.metadata.eq(req.metadata), field.addr.eq(req.addr[2:]),
+            field.src_acc.eq(req.src_acc), field.dst_acc.eq(req.dst_acc),
+            field.num_beats.eq(req.num_beats),
+            entry.vc.eq(req.vc),
+            entry.beats.eq(Mux(has_data, req.num_beats + 1, 0)),
+            entry.be.eq(has_data & (req.cmd != ReqCmd.WRITE_FULL.value)),
+            entry.be_pos.eq(req.addr[6:8]),
+        ]
+        with m.If(beats_left != 0):
+            # Inside a write burst: beats flow; only data-less requests may pass.
+            m.d.comb += [
+                self.req_beat.valid.eq(self.orig.valid),
+                self.orig.ready.eq(self.req_beat.ready),
+                self.req_entry.valid.eq(self.req.valid & ~has_data),
+                self.req.ready.eq(self.req_entry.ready & ~has_data),
+            ]
+            with m.If(self.orig.valid & self.orig.ready):
+                m.d.sync += beats_left.eq(beats_left - 1)
+        with m.Else():
+            both = Signal()
+            m.d.comb += both.eq(self.req_entry.ready & (~has_data | self.req_beat.ready))
+            m.d.comb += [
+                self.req_entry.valid.eq(self.req.valid & (~has_data | self.orig.valid)
+                                        & (~has_data | self.req_beat.ready)),
+                self.req_beat.valid.eq(self.req.valid & has_data & self.orig.valid
+                                       & self.req_entry.ready),
+                self.req.ready.eq(both & (~has_data | self.orig.valid)),
+                self.orig.ready.eq(both & self.req.valid & has_data),
+            ]
+            with m.If(self.req.valid & self.req.ready & has_data):
+                m.d.sync += beats_left.eq(req.num_beats)
+
+    def _responses(self, m):
+        rd, wr = self.rd_rsp.payload, self.wr_rsp.payload
+        rd_head = Signal()                           # this read beat carries the field
+        m.d.comb += [
+            rd_head.eq((rd.num_beats == 0) | (rd.offset == 0)),
+            self.rsp_beat.payload.data.eq(rd.data),
+            self.rsp_beat.payload.error.eq(rd.error),
+        ]
+        prefer_wr = Signal()
+        pick_wr = Signal()
+        m.d.comb += pick_wr.eq(self.wr_rsp.valid & (prefer_wr | ~(self.rd_rsp.valid & rd_head)))
+        with m.If(pick_wr):
+            m.d.comb += [
+                self.rsp_entry.valid.eq(1),
+                self.wr_rsp.ready.eq(self.rsp_entry.ready),
+                self.rsp_entry.payload.eq(self._write_entry(m, wr)),
+                # continuation beats of a read response need no field
+                self.rsp_beat.valid.eq(self.rd_rsp.valid & ~rd_head),
+                self.rd_rsp.ready.eq(self.rsp_beat.ready & ~rd_head),
+            ]
+        with m.Else():
+            m.d.comb += [
+                self.rsp_entry.valid.eq(self.rd_rsp.valid & rd_head & self.rsp_beat.ready),
+                self.rsp_beat.valid.eq(self.rd_rsp.valid & (~rd_head | self.rsp_entry.ready)),
+                self.rd_rsp.ready.eq(self.rsp_beat.ready & (~rd_head | self.rsp_entry.ready)),
+                self.rsp_entry.payload.eq(self._read_entry(m, rd)),
+            ]
+        with m.If(self.rsp_entry.valid & self.rsp_entry.ready):
+            m.d.sync += prefer_wr.eq(~pick_wr)
+
+    @staticmethod
+    def _write_entry(m, wr):
+        entry = Signal(tx_rsp_entry)
+        cwr = Signal(write_or_multi_response)
+        full = Signal(uncompressed_response)
+        m.d.comb += [
+            cwr.ftype.eq(FType.WRITE_OR_MULTI), cwr.vc.eq(wr.vc), cwr.tag.eq(wr.tag),
+            cwr.dst_acc.eq(wr.dst_acc),
+            full.ftype.eq(FType.RESPONSE), full.vc.eq(wr.vc), full.tag.eq(wr.tag),
+            full.status.eq(wr.status), full.src_acc.eq(wr.src_acc), full.dst_acc.eq(wr.dst_acc),
+            entry.wide.eq(wr.status != Status.OKAY.value),
+            entry.field.eq(Mux(entry.wide, full, cwr.as_value())),
+            entry.vc.eq(wr.vc),
+        ]
+        return entry
+
+    @staticmethod
+    def _read_entry(m, rd):
+        entry = Signal(tx_rsp_entry)
+        single = Signal(single_beat_response)
+        cwr = Signal(write_or_multi_response)
+        full = Signal(uncompressed_response)
+        multi = rd.num_beats != 0
+        m.d.comb += [
+            single.ftype.eq(FType.SINGLE_BEAT_READ), single.vc.eq(rd.vc), single.tag.eq(rd.tag),
+            single.dst_acc.eq(rd.dst_acc), single.offset.eq(rd.offset), single.last.eq(rd.last),
+            cwr.ftype.eq(FType.WRITE_OR_MULTI), cwr.vc.eq(rd.vc), cwr.tag.eq(rd.tag),
+            cwr.dst_acc.eq(rd.dst_acc), cwr.len.eq(rd.num_beats), cwr.rd.eq(1),
+            full.ftype.eq(FType.RESPONSE), full.vc.eq(rd.vc), full.tag.eq(rd.tag),
+            full.len.eq(rd.num_beats), full.offset.eq(Mux(multi, 0, rd.offset)),
+            full.status.eq(rd.status), full.rd.eq(1), full.last.eq(rd.last),
+            full.src_acc.eq(rd.src_acc), full.dst_acc.eq(rd.dst_acc),
+            entry.wide.eq(rd.status != Status.OKAY.value),
+            entry.field.eq(Mux(entry.wide, full, Mux(multi, cwr, single))),
+            entry.vc.eq(rd.vc),
+            entry.beats.eq(rd.num_beats + 1),
+        ]
+        return entry
