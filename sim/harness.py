@@ -46,8 +46,12 @@ def _locked(path):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-#: Amaranth's Verilog widens and truncates freely; every other Verilator warning stays fatal.
-_VERILATOR_ARGS = ["-Wno-WIDTH"]
+#: Lint that Amaranth's generated Verilog trips by construction: it widens and truncates freely,
+#: writes constant bits of a struct in ``always @*`` blocks of their own (ALWNEVER), emits
+#: ``casez`` without a default where the default assignment precedes it (CASEINCOMPLETE), and
+#: assigns slices of one vector from other slices of it (UNOPTFLAT, a scheduling note). Every
+#: other Verilator warning stays fatal.
+_VERILATOR_ARGS = ["-Wno-WIDTH", "-Wno-ALWNEVER", "-Wno-CASEINCOMPLETE", "-Wno-UNOPTFLAT"]
 
 
 #: cocotbext-axi still calls APIs that cocotb 2 deprecates; its warnings would drown the log.

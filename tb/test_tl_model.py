@@ -7,7 +7,6 @@ built by hand and fed to the Unpacker; the Packer on the same transactions; rate
 
 import dataclasses
 import itertools
-import math
 import random
 from fractions import Fraction
 
@@ -16,14 +15,17 @@ import pytest
 from rtl.model import tl
 from rtl.model.tl import (
     ATOMIC_NR, ATOMIC_R, CLASSES, OKAY, READ, SLOTS, WRITE, WRITE_FULL, Flit, FType, Packer,
-    RateLimiter, ReadResponse, Request, Unpacker, WriteResponse, credit_table, decode_credit,
+    RateLimiter, ReadResponse, Request, Unpacker, credit_table, decode_credit,
     decode_field, efficiency, encode_field, fc_field, parse_control, place, request_field,
     response_field,
 )
 from sim import harness
+from sim.tl_traffic import (
+    ALL_BYTES, as_received, make_read_response, make_request, make_write_response,
+    random_request, random_response,
+)
 
 F = Flit.of
-ALL_BYTES = (1 << 64) - 1
 PLENTY = {cls: {"pool": 10_000} for cls in CLASSES}
 REGION = 0x1_2345_6789      # ReqAddr[56:20] held by the test address cache
 
@@ -38,50 +40,6 @@ def halves(beat):
 def poison(half):
     """A Poisoned Data message replacing ``half`` (bytes 1..31 kept, README §1)."""
     return half & ~0xFF | 0x20
-
-
-def poisoned_beat(beat):
-    return bytes([0x20]) + beat[1:32] + bytes([0x20]) + beat[33:]
-
-
-def make_request(rng, cmd, addr, nbytes, num_beats=None, vc=0, error=None, byte_en=None):
-    """A request of ``nbytes`` at ``addr`` with random payload and identifiers."""
-    has_data = cmd & 0x20
-    if num_beats is None:
-        num_beats = math.ceil((addr % 64 + nbytes) / 64) - 1 if has_data else 0
-    beats = num_beats + 1 if has_data else 0
-    if byte_en is None:
-        byte_en = [ALL_BYTES if cmd == WRITE_FULL else rng.getrandbits(64) for _ in range(beats)]
-    return Request(
-        cmd=cmd, vc=vc, asi=rng.randrange(4), tag=rng.randrange(1 << 11), attr=rng.randrange(256),
-        length=nbytes // 4 - 1, metadata=rng.randrange(256), addr=addr,
-        src_acc=rng.randrange(1024), dst_acc=rng.randrange(1024), num_beats=num_beats,
-        data=tuple(rng.randbytes(64) for _ in range(beats)), byte_en=tuple(byte_en),
-        error=tuple(bool(e) for e in error or [False] * beats))
-
-
-def make_read_response(rng, num_beats, status=OKAY, error=None, offset=0, last=True, vc=0):
-    return ReadResponse(
-        vc=vc, tag=rng.randrange(1 << 11), src_acc=rng.randrange(1024),
-        dst_acc=rng.randrange(1024), num_beats=num_beats, offset=offset, last=last,
-        status=status, data=tuple(rng.randbytes(64) for _ in range(num_beats + 1)),
-        error=tuple(bool(e) for e in error or [False] * (num_beats + 1)))
-
-
-def make_write_response(rng, status=OKAY, vc=0):
-    return WriteResponse(vc=vc, tag=rng.randrange(1 << 11), src_acc=rng.randrange(1024),
-                         dst_acc=rng.randrange(1024), status=status)
-
-
-def as_received(item):
-    """What the far side delivers: poisoned beats as their messages, no SRCACCID in a
-    compressed (OKAY) response."""
-    changes = {}
-    if not isinstance(item, WriteResponse):
-        changes["data"] = tuple(poisoned_beat(b) if e else b for b, e in zip(item.data, item.error))
-    if not isinstance(item, Request) and item.status == OKAY:
-        changes["src_acc"] = 0
-    return dataclasses.replace(item, **changes)
 
 
 def cache(src, dst, cway):
@@ -628,42 +586,6 @@ def test_packer_rate_limits():
 
 
 # --- Random full-duplex round trips ---------------------------------------------------------------
-
-def random_request(rng):
-    cmd = rng.choice([READ, READ, *range(0x08, 0x10), WRITE, WRITE, WRITE_FULL, WRITE_FULL,
-                      tl.WRITE_MESSAGE, *range(0x2C, 0x30), ATOMIC_R, ATOMIC_NR,
-                      *range(0x3C, 0x40)])
-    num_beats = None                    # from the address and length
-    if cmd == WRITE_FULL:
-        offset = 64 * rng.randrange(4)
-        nbytes = 64 * rng.randint(1, 4 - offset // 64)
-    else:
-        offset = 4 * rng.randrange(64)
-        nbytes = 4 * rng.randint(1, 64 - offset // 4)
-    if cmd in (ATOMIC_R, ATOMIC_NR):
-        nbytes, num_beats = 4 * rng.randint(1, 16 - offset % 64 // 4), 0
-    elif 0x08 <= cmd < 0x10 or cmd >= 0x3C:         # vendor read / atomic: no length check
-        num_beats = rng.randrange(4)
-    r = make_request(rng, cmd, rng.getrandbits(49) << 8 | offset, nbytes, num_beats,
-                     vc=rng.randrange(4))
-    return dataclasses.replace(r, error=rand_errors(rng, r.beats))
-
-
-def rand_errors(rng, beats):
-    return tuple(rng.random() < 0.08 for _ in range(beats))
-
-
-def random_response(rng):
-    vc = rng.randrange(4)
-    if rng.random() < 0.4:
-        return make_write_response(rng, OKAY if rng.random() < 0.7 else rng.choice(
-            sorted(tl.WRITE_STATUSES)), vc=vc)
-    num_beats = rng.randrange(4)
-    status = OKAY if rng.random() < 0.7 else rng.choice(sorted(tl.READ_STATUSES))
-    single = {} if num_beats else {"offset": rng.randrange(4), "last": rng.random() < 0.5}
-    r = make_read_response(rng, num_beats, status, vc=vc, **single)
-    return dataclasses.replace(r, error=rand_errors(rng, num_beats + 1))
-
 
 def random_buffers(rng):
     """Receive buffers: enough pool for any one item, random VC buffers."""

@@ -12,11 +12,9 @@ from .layout import (
 from .queue import WindowQueue
 from .tx_data import DataSequencer
 from .tx_intake import TxIntake
-from .tx_pick import ControlPicker, credit_array, tx_req_entry, tx_rsp_entry
+from .tx_pick import CREDIT_BITS, ControlPicker, credit_array, tx_req_entry, tx_rsp_entry
 
 __all__ = ["TlTx"]
-
-_COUNT_BITS = 12
 
 
 class TlTx(wiring.Component):
@@ -42,9 +40,9 @@ class TlTx(wiring.Component):
         Credit Release Complete and may start sending requests and responses.
     init_sent : Out(1)
         Initial Credit Release Complete has been sent.
-    credits : Out(credit_array(12))
+    credits : Out(credit_array(CREDIT_BITS))
         Credits held (for credit-conservation checks).
-    pending : Out(credit_array(12))
+    pending : Out(credit_array(CREDIT_BITS))
         Credits released by the local receiver and not yet sent.
 
     Latency: a request or response accepted at clock ``t`` can leave in the flit presented at
@@ -65,8 +63,8 @@ class TlTx(wiring.Component):
             "give": In(credit_update_layout),
             "give_init": In(1),
             "init_sent": Out(1),
-            "credits": Out(credit_array(_COUNT_BITS)),
-            "pending": Out(credit_array(_COUNT_BITS)),
+            "credits": Out(credit_array(CREDIT_BITS)),
+            "pending": Out(credit_array(CREDIT_BITS)),
         })
 
     @property

@@ -141,7 +141,7 @@ class DataSequencer(wiring.Component):
                     n.carry.data.eq(_poison(req.data[HALF_BITS:], req.error)),
                     n.carry.msg.eq(req.error), n.carry_valid.eq(1),
                     n.beats[i].eq(s.beats[i] - 1),
-                    n.acc.eq(s.acc | (req.byte_en << (pos * BEAT_BYTES))),
+                    n.acc.eq(Mux(s.be[i], s.acc | (req.byte_en << (pos * BEAT_BYTES)), 0)),
                 ]
             with m.Elif(s.be[i]):
                 m.d.comb += [out.data.eq(s.acc), ok.eq(1), n.be[i].eq(0), n.acc.eq(0)]

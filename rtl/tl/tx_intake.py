@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from .layout import (
     FType, ReqCmd, Status, orig_data_stream, rd_rsp_stream, request_stream, single_beat_response,
-    uncompressed_request, uncompressed_response, wr_rsp_stream, write_or_multi_response,
+    uncompressed_response, wr_rsp_stream, write_or_multi_response,
 )
 from .tx_data import req_beat_layout, rsp_beat_layout
 from .tx_pick import tx_req_entry, tx_rsp_entry
@@ -160,7 +160,7 @@ class TxIntake(wiring.Component):
             cwr.dst_acc.eq(rd.dst_acc), cwr.len.eq(rd.num_beats), cwr.rd.eq(1),
             full.ftype.eq(FType.RESPONSE), full.vc.eq(rd.vc), full.tag.eq(rd.tag),
             full.len.eq(rd.num_beats), full.offset.eq(Mux(multi, 0, rd.offset)),
-            full.status.eq(rd.status), full.rd.eq(1), full.last.eq(rd.last),
+            full.status.eq(rd.status), full.rd.eq(1), full.last.eq(rd.last | multi),
             full.src_acc.eq(rd.src_acc), full.dst_acc.eq(rd.dst_acc),
             entry.wide.eq(rd.status != Status.OKAY.value),
             entry.field.eq(Mux(entry.wide, full, Mux(multi, cwr, single))),

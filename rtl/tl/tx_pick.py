@@ -12,8 +12,11 @@ from .layout import (
     uncompressed_response, write_or_multi_response,
 )
 
-__all__ = ["ControlPicker", "tx_req_entry", "tx_rsp_entry", "schedule_layout", "credit_array"]
+__all__ = ["ControlPicker", "tx_req_entry", "tx_rsp_entry", "schedule_layout", "credit_array",
+           "CREDIT_BITS"]
 
+#: Width of every credit counter in the packer: up to 4095 credits of one class and slot [ours].
+CREDIT_BITS = 12
 #: Uncompressed requests in one control half [§5.7 footprints: sectors 3-0 and 7-4].
 REQS_PER_CONTROL = 2
 #: Bit of the POOL flag in each field, from the layouts [Tables 5-29..5-36].
@@ -109,9 +112,9 @@ class ControlPicker(wiring.Component):
         The request queue window (:data:`tx_req_entry`, oldest first) and its valid entries.
     rsp, rsp_count : In
         The response queue window (:data:`tx_rsp_entry`) and its valid entries.
-    credits : In(credit_array(12))
+    credits : In(credit_array(CREDIT_BITS))
         Credits held, granted by the peer.
-    pending : In(credit_array(12))
+    pending : In(credit_array(CREDIT_BITS))
         Credits to return to the peer.
     req_allow, rsp_allow : In
         Source rate-limit allowances [§5.7].
@@ -125,7 +128,7 @@ class ControlPicker(wiring.Component):
         Requests and responses taken from the windows.
     nonempty : Out(1)
         The half holds a request, a response or a flow-control field.
-    spent : Out(credit_array(12))
+    spent : Out(credit_array(CREDIT_BITS))
         Credits the chosen fields consume.
     sent : Out(credit_array(5))
         Credits returned by the flow-control fields.
@@ -139,8 +142,8 @@ class ControlPicker(wiring.Component):
             "req_count": In(range(REQ_LIMIT + 1)),
             "rsp": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
             "rsp_count": In(range(RSP_LIMIT + 1)),
-            "credits": In(credit_array(12)),
-            "pending": In(credit_array(12)),
+            "credits": In(credit_array(CREDIT_BITS)),
+            "pending": In(credit_array(CREDIT_BITS)),
             "req_allow": In(range(REQ_LIMIT + 1)),
             "rsp_allow": In(range(RSP_LIMIT + 1)),
             "traffic": In(1),
@@ -149,7 +152,7 @@ class ControlPicker(wiring.Component):
             "n_req": Out(range(REQS_PER_CONTROL + 1)),
             "n_rsp": Out(range(RSP_LIMIT + 1)),
             "nonempty": Out(1),
-            "spent": Out(credit_array(12)),
+            "spent": Out(credit_array(CREDIT_BITS)),
             "sent": Out(credit_array(5)),
             "schedule": Out(schedule_layout),
         })

@@ -1,0 +1,148 @@
+"""The cocotb environment of the TL packer (``tl_tx``): UPLI sources, flit sink, credit pins.
+
+Items are golden-model objects (:mod:`rtl.model.tl`); they are driven as UPLI beats packed
+through the RTL's own layouts.
+"""
+
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge
+
+from rtl.model.tl import CLASSES, SLOTS, Flit, Request, ReadResponse, WriteResponse
+from rtl.tl.layout import (
+    HALF_BITS, TlConfig, credit_update_layout, flit_layout, orig_data_layout, rd_rsp_layout,
+    request_layout, wr_rsp_layout,
+)
+from rtl.tl.tx_pick import CREDIT_BITS, credit_array
+from sim.streams import LayoutSink, LayoutSource, reset
+
+__all__ = ["TlTxEnv", "PERIOD_NS", "flit_of", "config_credits"]
+
+#: Clock period in ns; every figure is reported in cycles.
+PERIOD_NS = 2
+#: Most credits of one class and slot one clock of ``grant``/``give`` carries (5 bits).
+_PER_CLOCK = (1 << 5) - 1
+
+
+def flit_of(view):
+    """A model :class:`Flit` from a received :data:`flit_layout` view."""
+    return Flit(data=int(view.data[0]) | int(view.data[1]) << HALF_BITS,
+                m0=bool(view.msg & 1), m1=bool(view.msg >> 1 & 1))
+
+
+def config_credits(config):
+    """``{class: {slot: n}}`` pool credits a TL built from ``config`` advertises."""
+    return {cls: {"pool": n} for cls, n in zip(CLASSES, config.advertised)}
+
+
+def _beat(data):
+    return int.from_bytes(data, "little")
+
+
+class TlTxEnv:
+    """Clock, UPLI sources, flit sink and credit pins of a ``tl_tx`` top built from the
+    :class:`~rtl.tl.layout.TlConfig` the harness passed in."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.config = TlConfig.from_env()
+        self.rng = random.Random(cocotb.RANDOM_SEED)
+        Clock(dut.clk, PERIOD_NS, unit="ns").start()
+        clk, rst = dut.clk, dut.rst
+        self.req = LayoutSource(dut, "req", request_layout, clk, rst)
+        self.orig = LayoutSource(dut, "orig", orig_data_layout, clk, rst)
+        self.rd_rsp = LayoutSource(dut, "rd_rsp", rd_rsp_layout, clk, rst)
+        self.wr_rsp = LayoutSource(dut, "wr_rsp", wr_rsp_layout, clk, rst)
+        self.flits = LayoutSink(dut, "flit", flit_layout, clk, rst)
+        for pins in (dut.grant, dut.give):
+            pins.value = 0
+        dut.give_init.value = 0
+
+    async def reset(self):
+        """Reset the packer; the local receiver's initial release starts over too."""
+        self.dut.give_init.value = 0
+        await reset(self.dut)
+
+    async def _pulse(self, pins, table):
+        """Drive ``table`` ({class: {slot: n}}) onto ``pins`` over as many clocks as needed."""
+        left = {cls: dict(table.get(cls, {})) for cls in CLASSES}
+        while any(n for cls in CLASSES for n in left[cls].values()):
+            value = {}
+            for cls in CLASSES:
+                row = []
+                for slot in SLOTS:
+                    n = min(left[cls].get(slot, 0), _PER_CLOCK)
+                    left[cls][slot] = left[cls].get(slot, 0) - n
+                    row.append(n)
+                value[cls] = row
+            pins.value = credit_update_layout.const(value).as_bits()
+            await RisingEdge(self.dut.clk)
+        pins.value = 0
+
+    async def grant(self, table):
+        """The peer grants ``table`` credits."""
+        await self._pulse(self.dut.grant, table)
+
+    async def release(self, table):
+        """The local receiver releases its initial credits ``table``, then says it is done."""
+        await self._pulse(self.dut.give, table)
+        await RisingEdge(self.dut.clk)
+        self.dut.give_init.value = 1
+
+    def send(self, item):
+        """Queue a model item as UPLI beats."""
+        if isinstance(item, Request):
+            self.req.send_nowait(
+                cmd=item.cmd, vc=item.vc, asi=item.asi, tag=item.tag, attr=item.attr,
+                len=item.length, metadata=item.metadata, addr=item.addr, src_acc=item.src_acc,
+                dst_acc=item.dst_acc, num_beats=item.num_beats, pool=0)
+            for k, (data, be, err) in enumerate(zip(item.data, item.byte_en, item.error)):
+                self.orig.send_nowait(data=_beat(data), byte_en=be, offset=k,
+                                      last=k == item.beats - 1, error=err, vc=item.vc, pool=0)
+        elif isinstance(item, ReadResponse):
+            for k, (data, err) in enumerate(zip(item.data, item.error)):
+                multi = item.num_beats != 0
+                self.rd_rsp.send_nowait(
+                    data=_beat(data), vc=item.vc, pool=0, tag=item.tag, src_acc=item.src_acc,
+                    dst_acc=item.dst_acc, num_beats=item.num_beats, status=item.status,
+                    offset=k if multi else item.offset,
+                    last=(k == item.num_beats) if multi else item.last, error=err)
+        elif isinstance(item, WriteResponse):
+            self.wr_rsp.send_nowait(vc=item.vc, pool=0, tag=item.tag, src_acc=item.src_acc,
+                                    dst_acc=item.dst_acc, status=item.status)
+        else:
+            raise TypeError(f"not a TL item: {item!r}")
+
+    async def send_in_order(self, items):
+        """Send ``items`` so the packer queues responses in exactly this order: each response
+        is handed over before the next is offered."""
+        for item in items:
+            self.send(item)
+            if not isinstance(item, Request):
+                await (self.rd_rsp if isinstance(item, ReadResponse) else self.wr_rsp).wait()
+
+    async def settle(self, cycles=8):
+        """Wait until every source is empty, then ``cycles`` more clocks."""
+        for source in (self.req, self.orig, self.rd_rsp, self.wr_rsp):
+            await source.wait()
+        for _ in range(cycles):
+            await RisingEdge(self.dut.clk)
+
+    async def recv_flit(self):
+        return flit_of(await self.flits.recv())
+
+    def credits(self):
+        """Credits the packer holds, ``{class: {slot: n}}``."""
+        return self._table(self.dut.credits.value)
+
+    def pending(self):
+        """Credits the packer has still to return."""
+        return self._table(self.dut.pending.value)
+
+    @staticmethod
+    def _table(bits):
+        view = credit_array(CREDIT_BITS).from_bits(int(bits))
+        return {cls: {slot: int(view[c][s]) for s, slot in enumerate(SLOTS)}
+                for c, cls in enumerate(CLASSES)}
