@@ -10,7 +10,8 @@ from rtl.model.tl import (
 )
 
 __all__ = ["ALL_BYTES", "make_request", "make_read_response", "make_write_response",
-           "random_request", "random_response", "rand_errors", "as_received", "poisoned_beat"]
+           "random_request", "random_response", "rand_errors", "as_received", "poisoned_beat",
+           "MIXES", "overhead_bytes", "payload_bytes"]
 
 ALL_BYTES = (1 << 64) - 1
 
@@ -93,3 +94,61 @@ def random_response(rng):
     single = {} if num_beats else {"offset": rng.randrange(4), "last": rng.random() < 0.5}
     r = make_read_response(rng, num_beats, status, vc=vc, **single)
     return dataclasses.replace(r, error=rand_errors(rng, num_beats + 1))
+
+
+# --- Benchmark traffic mixes ------------------------------------------------------------------
+# Symmetric load/store traffic as in [UALink 1.0 §5.4]: one link direction carries this TL's
+# requests and its responses to the peer's equal stream of requests.
+
+def _pair_writefull_256(rng):
+    return [make_request(rng, WRITE_FULL, 256 * rng.randrange(1 << 40), 256),
+            make_write_response(rng)]
+
+
+def _pair_read_64(rng):
+    return [make_request(rng, READ, 64 * rng.randrange(1 << 40), 64),
+            make_read_response(rng, 0)]
+
+
+def _pair_mixed(rng):
+    nbytes = 64 * rng.randint(1, 4)
+    addr = 256 * rng.randrange(1 << 40) + 64 * rng.randrange(5 - nbytes // 64)
+    if rng.random() < 0.5:
+        return [make_request(rng, READ, addr, nbytes), make_read_response(rng, nbytes // 64 - 1)]
+    return [make_request(rng, WRITE_FULL, addr, nbytes), make_write_response(rng)]
+
+
+def _pair_partial_write(rng):
+    nbytes = 4 * rng.randint(1, 16)
+    addr = 64 * rng.randrange(1 << 42) + 4 * rng.randrange(17 - nbytes // 4)
+    return [make_request(rng, WRITE, addr, nbytes), make_write_response(rng)]
+
+
+def _pair_atomic(rng):
+    addr = 64 * rng.randrange(1 << 42)
+    return [make_request(rng, ATOMIC_R, addr, 64, num_beats=0), make_read_response(rng, 0)]
+
+
+#: Benchmark mixes: name -> function returning one request and the response to a peer request.
+MIXES = {
+    "writefull_256": _pair_writefull_256,
+    "read_64": _pair_read_64,
+    "mixed_64_256": _pair_mixed,
+    "partial_write_4_64": _pair_partial_write,
+    "atomic_r": _pair_atomic,
+}
+
+
+def overhead_bytes(item):
+    """Field, byte-enable and message bytes the TL rules make unavoidable for ``item``
+    [README §2]: a 16-byte request field plus a 32-byte byte-enable half for data commands
+    other than WriteFull; a 4-byte compressed response, 8 bytes when the status is not OKAY."""
+    if isinstance(item, Request):
+        with_be = item.cmd & 0x20 and item.cmd != WRITE_FULL
+        return 16 + (32 if with_be else 0)
+    return 4 if item.status == OKAY else 8
+
+
+def payload_bytes(item):
+    """Data bytes the TL carries for ``item``: 64 per beat."""
+    return 64 * item.beats
