@@ -13,7 +13,7 @@ from amaranth.lib import data, enum, stream
 from ..config import BlockConfig, check_int
 
 __all__ = [
-    "FType", "ReqCmd", "Status", "MsgType", "CreditClass", "CreditSlot",
+    "FType", "ReqCmd", "Status", "MsgType", "CreditClass", "CreditSlot", "RxError",
     "SECTOR_BITS", "SECTORS_PER_HALF", "HALF_BITS", "BEAT_BITS", "BEAT_BYTES", "MAX_BEATS",
     "REQ_LIMIT", "RSP_LIMIT", "CMD_CREDIT_MAX", "DATA_CREDIT_MAX",
     "uncompressed_request", "uncompressed_response", "compressed_request",
@@ -21,7 +21,7 @@ __all__ = [
     "control_half", "flit_layout", "flit_stream",
     "request_layout", "orig_data_layout", "rd_rsp_layout", "wr_rsp_layout",
     "request_stream", "orig_data_stream", "rd_rsp_stream", "wr_rsp_stream",
-    "credit_update_layout", "TlConfig",
+    "credit_update_layout", "UPLI_PORTS", "upli_credit_layout", "TlConfig",
 ]
 
 SECTOR_BITS = 32                 # [UALink 1.0 §5.1.1] a sector is 4 bytes
@@ -89,6 +89,22 @@ class CreditSlot(py_enum.IntEnum):
     VC1 = 2
     VC2 = 3
     VC3 = 4
+
+
+class RxError(py_enum.IntEnum):
+    """Receive error kinds, in the order README §4 lists them; also the priority when one flit
+    shows several (lowest first, lower half-flit before upper)."""
+    RESERVED_FTYPE = 0
+    FOOTPRINT = 1
+    RESERVED_COMMAND = 2
+    IMPOSSIBLE_LENGTH = 3
+    RESERVED_STATUS = 4
+    MISPLACED_POISON = 5
+    UNKNOWN_MESSAGE = 6
+    MANDATORY_NOP = 7
+    CATCH_OVERRUN = 8
+    BUFFER_OVERRUN = 9
+    COMPRESSED_REQUEST = 10
 
 
 # Control fields, least significant first. ------------------------------------------------------
@@ -197,11 +213,29 @@ def wr_rsp_stream():
     return stream.Signature(wr_rsp_layout)
 
 
+#: [§2.5] Ports a UPLI interface can carry; the TL uses port 0 only [ours].
+UPLI_PORTS = 4
+
+#: [§2.6] The credit-return wires of one UPLI channel, driven by its receiver: per port,
+#: ``init_done`` (initial release complete, stays set), ``vld``, ``pool`` (1 = pool credit),
+#: ``vc`` and ``num`` (``num + 1`` credits, 1..4).
+upli_credit_layout = data.StructLayout({
+    "init_done": UPLI_PORTS,
+    "vld": UPLI_PORTS,
+    "pool": UPLI_PORTS,
+    "vc": data.ArrayLayout(2, UPLI_PORTS),
+    "num": data.ArrayLayout(2, UPLI_PORTS),
+})
+
 #: Credits of every class and slot moving in one clock (grants decoded from FC fields, or
 #: returns from drained receive buffers): ``<class>[slot]`` with slot 0 = pool, 1..4 = VC0..3.
 credit_update_layout = data.StructLayout({
     cls.name.lower(): data.ArrayLayout(5, len(CreditSlot)) for cls in CreditClass
 })
+
+
+#: One 8-bit saturating counter per :class:`RxError` kind.
+rx_error_counts = data.ArrayLayout(8, len(RxError))
 
 
 @dataclasses.dataclass(frozen=True)

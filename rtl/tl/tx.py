@@ -51,6 +51,7 @@ class TlTx(wiring.Component):
 
     def __init__(self, config):
         if not isinstance(config, TlConfig):
+            self._MustUse__silence = True           # never built: nothing to warn about
             raise TypeError(f"TlTx config must be a TlConfig, not {config!r}")
         self._config = config
         super().__init__({
