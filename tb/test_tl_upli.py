@@ -9,10 +9,11 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from rtl.config import BlockConfig
-from rtl.tl.layout import upli_credit_layout, wr_rsp_layout
+from rtl.tl.layout import rd_rsp_layout, upli_credit_layout, wr_rsp_layout
 from rtl.tl.upli_rx import UpliReceiver
+from rtl.tl.upli_tx import UpliSender
 from sim import harness
-from sim.streams import LayoutSink, random_pauses, reset
+from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
 from sim.tl_env import PERIOD_NS
 
 DEPTH = 6
@@ -134,10 +135,100 @@ async def upli_overrun_counted(dut):
 
 def test_upli_receiver():
     config = _Config()
-    harness.run(UpliReceiver(wr_rsp_layout, config.depth), config, toplevel="upli_rx",
-                test_module="tb.test_tl_upli")
+    for name in ("upli_credits_balance", "upli_overrun_counted"):
+        harness.run(UpliReceiver(wr_rsp_layout, config.depth), config, toplevel="upli_rx",
+                    test_module="tb.test_tl_upli", testcase=name)
 
 
 def test_upli_receiver_rejects_depth():
     with pytest.raises(ValueError, match="depth"):
         UpliReceiver(wr_rsp_layout, 0)
+
+
+class CreditGiver:
+    """A UPLI receiver: releases pool and VC credits, checks that every beat was covered by a
+    credit of the kind it names, and returns each credit after a random delay."""
+
+    def __init__(self, dut, rng, pool, vcs):
+        self.dut, self.rng = dut, rng
+        self.release = [(True, 0)] * pool + [(False, v) for v, n in enumerate(vcs)
+                                              for _ in range(n)]
+        self.given = {"pool": 0, 0: 0, 1: 0, 2: 0, 3: 0}
+        self.beats, self.returns, self.cycle = [], [], 0
+        dut.credit.value = 0
+        cocotb.start_soon(self._drive())
+        cocotb.start_soon(self._watch())
+
+    async def _drive(self):
+        init_done = 0
+        while True:
+            await RisingEdge(self.dut.clk)
+            value = {"init_done": init_done, "vld": 0, "pool": 0, "vc": [0] * 4, "num": [0] * 4}
+            if self.release:
+                pool, vc = self.release.pop(0)
+            elif self.returns and self.rng.random() < 0.3:
+                pool, vc = self.returns.pop(self.rng.randrange(len(self.returns)))
+            else:
+                pool = None
+                init_done = 1
+            if pool is not None:
+                value.update(vld=1, pool=int(pool), vc=[vc, 0, 0, 0])
+                self.given["pool" if pool else vc] += 1
+            self.dut.credit.value = upli_credit_layout.const(value).as_bits()
+
+    async def _watch(self):
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            self.cycle += 1
+            if self.dut.vld.value:
+                beat = rd_rsp_layout.from_bits(int(self.dut.payload.value))
+                kind = "pool" if beat.pool else int(beat.vc)
+                assert self.given[kind] > 0, f"beat sent without a {kind} credit"
+                self.given[kind] -= 1
+                self.beats.append((self.cycle, beat))
+                self.returns.append((bool(beat.pool), int(beat.vc)))
+
+    def outstanding(self):
+        """Credits the sender holds or that are on their way back to it."""
+        counts = dict(self.given)
+        for pool, vc in self.returns:
+            counts["pool" if pool else vc] += 1
+        return counts
+
+
+@cocotb.test(timeout_time=200, timeout_unit="us")
+async def upli_sender_obeys_credits(dut):
+    """Beats go only with credit of the kind they name; a multi-beat read response goes in
+    consecutive clocks; every beat goes, in order; all credits come home."""
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()
+    rng = random.Random(cocotb.RANDOM_SEED)
+    source = LayoutSource(dut, "i", rd_rsp_layout, dut.clk, dut.rst)
+    dut.credit.value = 0
+    await reset(dut)
+    giver = CreditGiver(dut, rng, pool=5, vcs=[2, 0, 1, 0])
+    sent = []
+    for _ in range(60):
+        n = rng.randrange(4)
+        vc, tag = rng.randrange(4), rng.randrange(1 << 11)
+        for k in range(n + 1):
+            beat = {"data": rng.getrandbits(512), "vc": vc, "pool": 0, "tag": tag,
+                    "num_beats": n, "offset": k if n else rng.randrange(4),
+                    "last": int(k == n) if n else rng.randrange(2), "status": 0}
+            sent.append(beat)
+            source.send_nowait(**beat)
+    await source.wait()
+    for _ in range(32):
+        await RisingEdge(dut.clk)
+    got = [{name: int(getattr(b, name)) for name in sent[0]} for _, b in giver.beats]
+    assert [dict(g, pool=0) for g in got] == sent
+    for (before, _), (cycle, beat) in zip(giver.beats, giver.beats[1:]):
+        if beat.num_beats and beat.offset:
+            assert cycle == before + 1, "a multi-beat read response was split"
+    assert giver.outstanding() == {"pool": 5, 0: 2, 1: 0, 2: 1, 3: 0}
+
+
+def test_upli_sender():
+    config = _Config()
+    harness.run(UpliSender(rd_rsp_layout, multi_beat=True), config, toplevel="upli_tx",
+                test_module="tb.test_tl_upli", testcase="upli_sender_obeys_credits")

@@ -169,7 +169,6 @@ class RxFront(wiring.Component):
         lo = _Half(m, "lo", f.data[0], f.msg[0], fv & s0.at_least_two(m))
         control = Signal()
         m.d.comb += control.eq(fv & ~lo.consume & ~f.msg[0])
-        after_lo = lo.consume
         s1 = _Owed("s1")
         adv0, app0 = s0.advance(m, "adv0"), s0.append(m, "app0", dec.segments)
         with m.If(lo.consume):
@@ -181,19 +180,22 @@ class RxFront(wiring.Component):
         hi = _Half(m, "hi", f.data[1], f.msg[1], fv & (s1.n != 0))
         s2 = _Owed("s2")
         adv1 = s1.advance(m, "adv1")
-        m.d.comb += s2.eq(Mux(hi.consume, Cat(*adv1.signals()), Cat(*s1.signals())))
+        with m.If(hi.consume):
+            m.d.comb += s2.eq(adv1)
+        with m.Else():
+            m.d.comb += s2.eq(s1)
         with m.If(fv):
             m.d.sync += s0.eq(s2)
 
         init = lo.message_errors(err_lo) | hi.message_errors(err_hi)
         err_hi[RxError.MANDATORY_NOP].append(fv & ~(s1.n != 0) & ~f.msg[1] & f.data[1].any())
-        poison = self._data(m, lo, s0.head, hi, s1.head, err_lo, err_hi, after_lo)
+        poison = self._data(m, lo, s0.head, hi, s1.head, err_lo, err_hi)
         self._control_checks(m, dec, control, fv, err_lo)
         commit = self._errors(m, fv, err_lo, err_hi)
         self._outputs(m, dec, commit, control, init, poison)
         return m
 
-    def _data(self, m, lo, h0, hi, h1, err_lo, err_hi, after_lo):
+    def _data(self, m, lo, h0, hi, h1, err_lo, err_hi):
         """Beat assembly from the data half-flits consumed; returns poisoned halves."""
         carry = Signal(HALF_BITS)
         carry_p = Signal()

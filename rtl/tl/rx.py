@@ -1,0 +1,172 @@
+"""UALink TL receive: TL flits unpacked into UPLI requests and responses."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
+
+from .layout import (
+    DATA_CREDIT_MAX, HALF_BITS, REQ_LIMIT, RSP_LIMIT, SECTORS_PER_HALF, CreditClass, CreditSlot,
+    TlConfig, credit_update_layout, flit_stream, orig_data_stream, rd_rsp_stream,
+    request_layout, request_stream, rx_error_counts, wr_rsp_stream,
+)
+from .rx_catch import CatchBuffer
+from .rx_decode import REQS_PER_HALF, rx_rsp_entry
+from .rx_front import RxFront, rx_beat_layout
+from .rx_req_out import RequestDeliver
+from .rx_rsp_out import ResponseDeliver
+
+__all__ = ["TlRx"]
+
+#: Most pool credits of one class released per clock at initialisation (one clock may also
+#: carry a returned credit, and ``give`` holds 31).
+_INIT_CHUNK = DATA_CREDIT_MAX - 1
+
+
+class TlRx(wiring.Component):
+    """The TL unpacker: one TL flit per clock into UPLI traffic (README §4).
+
+    Parameters
+    ----------
+    config : TlConfig
+        ``rx_req``, ``rx_rsp``, ``rx_req_data``, ``rx_rsp_data`` size the receive buffers and
+        are the pool credits advertised.
+
+    Members
+    -------
+    flit : In(flit_stream())
+        Flits from the data link; ``ready`` is always 1.
+    req, orig, rd_rsp, wr_rsp : Out(stream)
+        UPLI requests with originator data, read response beats and write responses, each in
+        the order its fields arrived; requests and read responses are stored and forwarded
+        whole. ``pool`` = 0.
+    grant : Out(credit_update_layout)
+        Credits the peer granted in Flow Control fields, for one clock.
+    give : Out(credit_update_layout), give_init : Out(1)
+        After reset, the advertised pool credits (up to 30 per class per clock), then
+        ``give_init`` (level) one clock after the last of them; afterwards one credit per
+        request or response and per data beat that leaves, in the slot its field named.
+    peer_init : Out(1)
+        Initial Credit Release Complete received (sticky).
+    error : Out(1), error_counts : Out(rx_error_counts), poisoned : Out(16)
+        Sticky fatal error, per-kind counters (:class:`RxError`), poisoned half-flits.
+
+    Latency: a read request in the flit presented at clock ``t`` is valid on ``req`` at
+    ``t + 3``; data items leave once their last data half-flit is in (``t + 4`` or so after
+    it). Throughput: one flit per clock. Overflow: an arrival beyond the advertised buffers is
+    the ``buffer_overrun`` error; beyond the catch buffers ``catch_overrun``.
+    """
+
+    def __init__(self, config):
+        if not isinstance(config, TlConfig):
+            raise TypeError(f"TlRx config must be a TlConfig, not {config!r}")
+        self._config = config
+        super().__init__({
+            "flit": In(flit_stream()),
+            "req": Out(request_stream()),
+            "orig": Out(orig_data_stream()),
+            "rd_rsp": Out(rd_rsp_stream()),
+            "wr_rsp": Out(wr_rsp_stream()),
+            "grant": Out(credit_update_layout),
+            "give": Out(credit_update_layout),
+            "give_init": Out(1),
+            "peer_init": Out(1),
+            "error": Out(1),
+            "error_counts": Out(rx_error_counts),
+            "poisoned": Out(16),
+        })
+
+    @property
+    def config(self):
+        """The :class:`TlConfig` this unpacker was built from."""
+        return self._config
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self._config
+        m.submodules.front = front = RxFront(cfg)
+        wiring.connect(m, wiring.flipped(self.flit), front.flit)
+        m.d.comb += [
+            self.grant.eq(front.grant), self.peer_init.eq(front.peer_init),
+            self.error.eq(front.error), self.error_counts.eq(front.error_counts),
+            self.poisoned.eq(front.poisoned),
+        ]
+        m.submodules.req_out = req_out = RequestDeliver(cfg.rx_req_data)
+        m.submodules.rsp_out = rsp_out = ResponseDeliver(cfg.rx_rsp_data)
+        self._requests(m, front, req_out)
+        self._responses(m, front, rsp_out)
+        self._credits(m, front, req_out, rsp_out)
+        return m
+
+    def _requests(self, m, front, out):
+        cfg = self._config
+        m.submodules.req_catch = catch = CatchBuffer(request_layout, REQS_PER_HALF, REQ_LIMIT)
+        m.submodules.req_fifo = fifo = SyncFIFO(width=request_layout.size, depth=cfg.rx_req)
+        m.submodules.req_data = dfifo = SyncFIFOBuffered(width=rx_beat_layout.size,
+                                                         depth=cfg.rx_req_data)
+        m.submodules.req_be = be = SyncFIFOBuffered(width=HALF_BITS, depth=cfg.rx_req)
+        m.d.comb += [
+            catch.i_valid.eq(front.req_valid), catch.i.eq(front.req),
+            dfifo.w_en.eq(front.req_beat_valid), dfifo.w_data.eq(front.beat),
+            be.w_en.eq(front.be_valid), be.w_data.eq(front.be),
+        ]
+        self._fifo_link(m, catch.o, fifo, out.head)
+        m.d.comb += [
+            out.beat.valid.eq(dfifo.r_rdy), out.beat.payload.eq(dfifo.r_data),
+            dfifo.r_en.eq(out.beat.ready), out.beat_level.eq(dfifo.level),
+            out.be.valid.eq(be.r_rdy), out.be.payload.eq(be.r_data), be.r_en.eq(out.be.ready),
+        ]
+        wiring.connect(m, out.req, wiring.flipped(self.req))
+        wiring.connect(m, out.orig, wiring.flipped(self.orig))
+
+    def _responses(self, m, front, out):
+        cfg = self._config
+        m.submodules.rsp_catch = catch = CatchBuffer(rx_rsp_entry, SECTORS_PER_HALF, RSP_LIMIT)
+        m.submodules.rsp_fifo = fifo = SyncFIFO(width=rx_rsp_entry.size, depth=cfg.rx_rsp)
+        m.submodules.rsp_data = dfifo = SyncFIFOBuffered(width=rx_beat_layout.size,
+                                                         depth=cfg.rx_rsp_data)
+        m.d.comb += [
+            catch.i_valid.eq(front.rsp_valid), catch.i.eq(front.rsp),
+            dfifo.w_en.eq(front.rsp_beat_valid), dfifo.w_data.eq(front.beat),
+        ]
+        self._fifo_link(m, catch.o, fifo, out.head)
+        m.d.comb += [
+            out.beat.valid.eq(dfifo.r_rdy), out.beat.payload.eq(dfifo.r_data),
+            dfifo.r_en.eq(out.beat.ready), out.beat_level.eq(dfifo.level),
+        ]
+        wiring.connect(m, out.rd_rsp, wiring.flipped(self.rd_rsp))
+        wiring.connect(m, out.wr_rsp, wiring.flipped(self.wr_rsp))
+
+    @staticmethod
+    def _fifo_link(m, src, fifo, dst):
+        """Catch buffer -> receive buffer (a first-word-fall-through FIFO) -> delivery."""
+        m.d.comb += [
+            fifo.w_en.eq(src.valid), fifo.w_data.eq(src.payload), src.ready.eq(fifo.w_rdy),
+            dst.valid.eq(fifo.r_rdy), dst.payload.eq(fifo.r_data), fifo.r_en.eq(dst.ready),
+        ]
+
+    def _credits(self, m, front, req_out, rsp_out):
+        """Initial release of the advertised pool credits, then returns (README §3, [§5.8])."""
+        returns = {
+            CreditClass.REQ_CMD: (req_out.ret_cmd, req_out.slot),
+            CreditClass.REQ_DATA: (req_out.ret_data, req_out.slot),
+            CreditClass.RSP_CMD: (rsp_out.ret_cmd, rsp_out.slot),
+            CreditClass.RSP_DATA: (rsp_out.ret_data, rsp_out.slot),
+        }
+        left_all = []
+        for c in CreditClass:
+            n = self._config.advertised[c]
+            left = Signal(range(n + 1), name=f"init_left_{c.name.lower()}", init=n)
+            chunk = Signal(range(_INIT_CHUNK + 1), name=f"init_chunk_{c.name.lower()}")
+            m.d.comb += chunk.eq(Mux(left > _INIT_CHUNK, _INIT_CHUNK, left))
+            m.d.sync += left.eq(left - chunk)
+            left_all.append(left == 0)
+            ret, slot = returns[c]
+            m.d.comb += front.freed[c].eq(ret & (slot == CreditSlot.POOL))
+            row = getattr(self.give, c.name.lower())
+            for s in CreditSlot:
+                hit = ret & (slot == s)
+                m.d.sync += row[s].eq((chunk if s == CreditSlot.POOL else 0) + hit)
+        done = Signal()
+        m.d.comb += done.eq(left_all[0] & left_all[1] & left_all[2] & left_all[3])
+        m.d.sync += self.give_init.eq(done)

@@ -1,0 +1,86 @@
+"""Response delivery of the TL receiver: write responses and read response beats."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .layout import MAX_BEATS, CreditSlot, rd_rsp_stream, wr_rsp_stream
+from .rx_decode import rx_rsp_entry
+from .rx_front import rx_beat_layout
+
+__all__ = ["ResponseDeliver"]
+
+
+class ResponseDeliver(wiring.Component):
+    """Delivers responses in the order their fields arrived: a write response on ``wr_rsp``;
+    a read response, once all its beats are buffered, as one beat per clock on ``rd_rsp``
+    (a multi-beat one with offsets 0..n and ``last`` on the final beat, README §2).
+
+    Parameters
+    ----------
+    data_depth : int
+        Depth of the response data buffer feeding ``beat``.
+
+    Members
+    -------
+    head : In(stream.Signature(rx_rsp_entry))
+        The oldest response.
+    beat : In(stream.Signature(rx_beat_layout)), beat_level : In
+        The response data buffer and the beats it holds.
+    rd_rsp, wr_rsp : Out
+        UPLI read response beats and write responses; ``pool`` = 0.
+    ret_cmd, ret_data : Out(1), slot : Out(range(5))
+        A Response CMD credit (response left) and a Response Data credit (a beat left) to
+        return in ``slot``.
+
+    Latency: combinational from the buffers' heads. Throughput: one beat or one write response
+    per clock; a write response waits behind an older read response (one order for both).
+    Overflow: none.
+    """
+
+    def __init__(self, data_depth):
+        super().__init__({
+            "head": In(stream.Signature(rx_rsp_entry)),
+            "beat": In(stream.Signature(rx_beat_layout)),
+            "beat_level": In(range(data_depth + 1)),
+            "rd_rsp": Out(rd_rsp_stream()),
+            "wr_rsp": Out(wr_rsp_stream()),
+            "ret_cmd": Out(1),
+            "ret_data": Out(1),
+            "slot": Out(range(len(CreditSlot))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        h = self.head.payload
+        k = Signal(range(MAX_BEATS + 1))
+        multi = Signal()
+        m.d.comb += multi.eq(h.num_beats != 0)
+        w, r = self.wr_rsp.payload, self.rd_rsp.payload
+        m.d.comb += [
+            self.wr_rsp.valid.eq(self.head.valid & ~h.rd),
+            w.vc.eq(h.vc), w.tag.eq(h.tag), w.src_acc.eq(h.src_acc), w.dst_acc.eq(h.dst_acc),
+            w.status.eq(h.status), w.pool.eq(0),
+            self.rd_rsp.valid.eq(self.head.valid & h.rd & self.beat.valid
+                                 & (self.beat_level >= h.num_beats + 1 - k)),
+            r.data.eq(self.beat.payload.data), r.error.eq(self.beat.payload.error),
+            r.vc.eq(h.vc), r.pool.eq(0), r.tag.eq(h.tag), r.src_acc.eq(h.src_acc),
+            r.dst_acc.eq(h.dst_acc), r.num_beats.eq(h.num_beats), r.status.eq(h.status),
+            r.offset.eq(Mux(multi, k, h.offset)), r.last.eq(Mux(multi, k == h.num_beats, h.last)),
+        ]
+        beat_fire = Signal()
+        finish = Signal()
+        m.d.comb += [
+            beat_fire.eq(self.rd_rsp.valid & self.rd_rsp.ready),
+            finish.eq((self.wr_rsp.valid & self.wr_rsp.ready)
+                      | (beat_fire & (k == h.num_beats))),
+            self.beat.ready.eq(beat_fire),
+            self.head.ready.eq(finish),
+            self.ret_cmd.eq(finish), self.ret_data.eq(beat_fire),
+            self.slot.eq(Mux(h.pool, CreditSlot.POOL, h.vc + CreditSlot.VC0)),
+        ]
+        with m.If(finish):
+            m.d.sync += k.eq(0)
+        with m.Else():
+            m.d.sync += k.eq(k + beat_fire)
+        return m
