@@ -9,9 +9,11 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from rtl.config import BlockConfig
-from rtl.tl.layout import rd_rsp_layout, upli_credit_layout, wr_rsp_layout
+from rtl.tl.layout import (
+    orig_data_layout, rd_rsp_layout, request_layout, upli_credit_layout, wr_rsp_layout,
+)
 from rtl.tl.upli_rx import UpliReceiver
-from rtl.tl.upli_tx import UpliSender
+from rtl.tl.upli_tx import UpliRequestSender, UpliSender
 from sim import harness
 from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
 from sim.tl_env import PERIOD_NS
@@ -149,13 +151,14 @@ class CreditGiver:
     """A UPLI receiver: releases pool and VC credits, checks that every beat was covered by a
     credit of the kind it names, and returns each credit after a random delay."""
 
-    def __init__(self, dut, rng, pool, vcs):
-        self.dut, self.rng = dut, rng
+    def __init__(self, dut, rng, pool, vcs, layout=rd_rsp_layout, prefix=""):
+        self.dut, self.rng, self.layout = dut, rng, layout
+        self.pins = {name: getattr(dut, prefix + name) for name in ("credit", "vld", "payload")}
         self.release = [(True, 0)] * pool + [(False, v) for v, n in enumerate(vcs)
                                               for _ in range(n)]
         self.given = {"pool": 0, 0: 0, 1: 0, 2: 0, 3: 0}
         self.beats, self.returns, self.cycle = [], [], 0
-        dut.credit.value = 0
+        self.pins["credit"].value = 0
         cocotb.start_soon(self._drive())
         cocotb.start_soon(self._watch())
 
@@ -174,15 +177,15 @@ class CreditGiver:
             if pool is not None:
                 value.update(vld=1, pool=int(pool), vc=[vc, 0, 0, 0])
                 self.given["pool" if pool else vc] += 1
-            self.dut.credit.value = upli_credit_layout.const(value).as_bits()
+            self.pins["credit"].value = upli_credit_layout.const(value).as_bits()
 
     async def _watch(self):
         while True:
             await RisingEdge(self.dut.clk)
             await ReadOnly()
             self.cycle += 1
-            if self.dut.vld.value:
-                beat = rd_rsp_layout.from_bits(int(self.dut.payload.value))
+            if self.pins["vld"].value:
+                beat = self.layout.from_bits(int(self.pins["payload"].value))
                 kind = "pool" if beat.pool else int(beat.vc)
                 assert self.given[kind] > 0, f"beat sent without a {kind} credit"
                 self.given[kind] -= 1
@@ -226,6 +229,51 @@ async def upli_sender_obeys_credits(dut):
         if beat.num_beats and beat.offset:
             assert cycle == before + 1, "a multi-beat read response was split"
     assert giver.outstanding() == {"pool": 5, 0: 2, 1: 0, 2: 1, 3: 0}
+
+
+@cocotb.test(timeout_time=200, timeout_unit="us")
+async def upli_request_sender_obeys_credits(dut):
+    """A write goes only with a Request credit and credits for all its beats; beat 0 goes with
+    the request and the rest back to back; reads pass meanwhile; everything goes in order."""
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()
+    rng = random.Random(cocotb.RANDOM_SEED)
+    req = LayoutSource(dut, "req", request_layout, dut.clk, dut.rst)
+    orig = LayoutSource(dut, "orig", orig_data_layout, dut.clk, dut.rst)
+    dut.req_credit.value = dut.orig_credit.value = 0
+    await reset(dut)
+    reqs = CreditGiver(dut, rng, 3, [1, 0, 0, 1], request_layout, "req_")
+    beats = CreditGiver(dut, rng, 6, [0, 2, 0, 0], orig_data_layout, "orig_")
+    sent_req, sent_beats = [], []
+    for tag in range(80):
+        write = rng.random() < 0.5
+        n = rng.randrange(4) if write else 0
+        r = {"cmd": 0x28 if write else 0x03, "vc": rng.randrange(4), "tag": tag,
+             "num_beats": n, "addr": rng.getrandbits(57) & ~3, "len": rng.randrange(64)}
+        req.send_nowait(**r)
+        sent_req.append(r)
+        for k in range(n + 1 if write else 0):
+            b = {"data": rng.getrandbits(512), "byte_en": rng.getrandbits(64), "offset": k,
+                 "last": int(k == n), "vc": r["vc"]}
+            orig.send_nowait(**b)
+            sent_beats.append((r["tag"], b))
+    await req.wait()
+    await orig.wait()
+    for _ in range(32):
+        await RisingEdge(dut.clk)
+    assert [{k: int(getattr(b, k)) for k in sent_req[0]} for _, b in reqs.beats] == sent_req
+    assert [{k: int(getattr(b, k)) for k in sent_beats[0][1]} for _, b in beats.beats] \
+        == [b for _, b in sent_beats]
+    req_cycle = {int(b.tag): c for c, b in reqs.beats if b.cmd == 0x28}
+    tags = iter(t for t, _ in sent_beats)
+    for (cycle, beat), tag in zip(beats.beats, tags):
+        assert cycle == req_cycle[tag] + int(beat.offset), "beats not back to back from the request"
+    assert reqs.outstanding() == {"pool": 3, 0: 1, 1: 0, 2: 0, 3: 1}
+    assert beats.outstanding() == {"pool": 6, 0: 0, 1: 2, 2: 0, 3: 0}
+
+
+def test_upli_request_sender():
+    harness.run(UpliRequestSender(), _Config(), toplevel="upli_req_tx",
+                test_module="tb.test_tl_upli", testcase="upli_request_sender_obeys_credits")
 
 
 def test_upli_sender():

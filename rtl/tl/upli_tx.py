@@ -4,9 +4,9 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layout import MAX_BEATS, upli_credit_layout
+from .layout import MAX_BEATS, orig_data_layout, request_layout, upli_credit_layout
 
-__all__ = ["UpliCredits", "UpliSender"]
+__all__ = ["UpliCredits", "UpliSender", "UpliRequestSender"]
 
 #: ``*CreditInitDone`` must be seen set this many clocks in a row before it is believed
 #: [§2.6: "an implementation specific number of cycles greater than 1"; ours].
@@ -129,8 +129,86 @@ class UpliSender(wiring.Component):
             if self._multi_beat:
                 with m.If(go):
                     m.d.sync += [left.eq(credits.need - 1), burst_pool.eq(credits.pool)]
-        for name, _ in self.payload.shape():
-            if name != "pool":
-                m.d.comb += getattr(self.payload, name).eq(getattr(beat, name))
+        _copy_but_pool(m, self.payload, beat)
         m.d.comb += [self.vld.eq(go), self.i.ready.eq(go)]
         return m
+
+
+class UpliRequestSender(wiring.Component):
+    """Sends requests and originator data on the UPLI Request and OrigData channels, port 0
+    [UALink 1.0 §2.6, §2.7.8].
+
+    A data command goes only when one Request credit and a credit for every one of its beats
+    are held; its beat 0 goes in the same clock as the request and the rest in the following
+    clocks, so the ``orig`` stream must present them back to back. Read requests may go while
+    those beats are still going.
+
+    Members
+    -------
+    req, orig : In(stream)
+        Requests (:data:`~rtl.tl.layout.request_layout`) and their data beats
+        (:data:`~rtl.tl.layout.orig_data_layout`), beat 0 valid with its request.
+    req_vld, req_payload, orig_vld, orig_payload : Out
+        The two UPLI channels; ``pool`` is set here.
+    req_credit, orig_credit : In(upli_credit_layout)
+        The receiver's credit returns for each channel.
+
+    Latency: combinational. Throughput: one request and one beat per clock while credits last.
+    """
+
+    def __init__(self):
+        super().__init__({
+            "req": In(stream.Signature(request_layout)),
+            "orig": In(stream.Signature(orig_data_layout)),
+            "req_vld": Out(1),
+            "req_payload": Out(request_layout),
+            "orig_vld": Out(1),
+            "orig_payload": Out(orig_data_layout),
+            "req_credit": In(upli_credit_layout),
+            "orig_credit": In(upli_credit_layout),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.req_credits = rc = UpliCredits()
+        m.submodules.orig_credits = oc = UpliCredits()
+        req, orig = self.req.payload, self.orig.payload
+        has_data = Signal()
+        left = Signal(range(MAX_BEATS))
+        burst_pool = Signal()
+        m.d.comb += [
+            rc.credit.eq(self.req_credit), oc.credit.eq(self.orig_credit),
+            rc.vc.eq(req.vc), rc.need.eq(1), oc.vc.eq(req.vc), oc.need.eq(req.num_beats + 1),
+            has_data.eq(req.cmd[5]),
+        ]
+        req_go, orig_go = Signal(), Signal()
+        with m.If(left != 0):
+            m.d.comb += [
+                orig_go.eq(self.orig.valid), self.orig_payload.pool.eq(burst_pool),
+                req_go.eq(self.req.valid & ~has_data & rc.ok),
+            ]
+            with m.If(orig_go):
+                m.d.sync += left.eq(left - 1)
+        with m.Else():
+            with m.If(has_data):
+                m.d.comb += [req_go.eq(self.req.valid & self.orig.valid & rc.ok & oc.ok),
+                             orig_go.eq(req_go), oc.take.eq(req_go),
+                             self.orig_payload.pool.eq(oc.pool)]
+                with m.If(req_go):
+                    m.d.sync += [left.eq(req.num_beats), burst_pool.eq(oc.pool)]
+            with m.Else():
+                m.d.comb += req_go.eq(self.req.valid & rc.ok)
+        m.d.comb += [rc.take.eq(req_go), self.req_payload.pool.eq(rc.pool)]
+        _copy_but_pool(m, self.req_payload, req)
+        _copy_but_pool(m, self.orig_payload, orig)
+        m.d.comb += [
+            self.req_vld.eq(req_go), self.req.ready.eq(req_go),
+            self.orig_vld.eq(orig_go), self.orig.ready.eq(orig_go),
+        ]
+        return m
+
+
+def _copy_but_pool(m, dst, src):
+    for name, _ in dst.shape():
+        if name != "pool":
+            m.d.comb += getattr(dst, name).eq(getattr(src, name))

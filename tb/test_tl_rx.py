@@ -1,0 +1,213 @@
+"""TL unpacker (``rtl/tl/rx.py``): golden-model packer traffic in, UPLI items out; errors."""
+
+import dataclasses
+
+import cocotb
+import pytest
+from cocotb.triggers import ClockCycles
+
+from rtl.model.tl import (
+    CLASSES, SLOTS, FType, Flit, Packer, ReadResponse, Request, Unpacker, WriteResponse,
+    credit_table, encode_field, place,
+)
+from rtl.tl.layout import RxError, TlConfig
+from rtl.tl.rx import TlRx
+from sim import harness
+from sim.tl_rx_env import TlRxEnv, config_credits
+from sim.tl_traffic import as_received, random_request, random_response
+
+
+def _items(rng, n):
+    return [random_request(rng) if rng.random() < 0.5 else random_response(rng)
+            for _ in range(n)]
+
+
+def _expected(items):
+    """``(requests, read responses, write responses)`` the far side must deliver."""
+    got = [as_received(i) for i in items]
+    return ([i for i in got if isinstance(i, Request)],
+            [i for i in got if isinstance(i, ReadResponse)],
+            [i for i in got if isinstance(i, WriteResponse)])
+
+
+def _peer_advertise(rng):
+    """Credits the model returns to the RTL in Flow Control fields (pool and VC slots)."""
+    return {cls: {slot: rng.randrange(12) for slot in SLOTS} for cls in CLASSES}
+
+
+async def _run(env, model, items, idle=0.0, sent=None, limit=20000):
+    """Push ``items`` into ``model`` and feed its flits (random idle), returning credits
+    from ``give`` to it, until it has nothing left to send. Returns the flits sent."""
+    for item in items:
+        (model.push_request if isinstance(item, Request) else model.push_response)(item)
+    flits = [] if sent is None else sent
+    for _ in range(limit):
+        give = await env.edge()
+        if env.dut.give_init.value:
+            for cls in CLASSES:
+                for slot in SLOTS:
+                    if give[cls][slot]:
+                        model.grant(cls, slot, give[cls][slot])
+        if env.rng.random() < idle:
+            env.drive(None)
+            continue
+        flit = model.step()
+        env.drive(flit)
+        if flit is not None:
+            flits.append(flit)
+        elif model.backlog == 0 and model.init_sent:
+            return flits
+    raise AssertionError(f"model still sending after {limit} clocks ({model.backlog} queued)")
+
+
+async def _settle(env, want, limit=4000):
+    """Wait until ``want`` UPLI transfers have come out (and 20 quiet clocks), feeding idle."""
+    env.drive(None)
+    for _ in range(limit):
+        await env.edge()
+        if env.count() >= want:
+            break
+    for _ in range(20):
+        await env.edge()
+    assert env.count() == want, f"{env.count()} UPLI transfers, expected {want}"
+
+
+def _transfers(reqs, reads, writes):
+    return (len(reqs) + sum(r.beats for r in reqs) + sum(r.beats for r in reads) + len(writes))
+
+
+async def _traffic(env, items, idle, backpressure):
+    """Reset, send ``items`` through a fresh model, check delivery and credits."""
+    env.set_backpressure(backpressure)
+    init = await env.reset()
+    advertise = _peer_advertise(env.rng)
+    model = Packer(advertise, init)
+    flits = await _run(env, model, items, idle)
+    want = _expected(items)
+    await _settle(env, _transfers(*want))
+    got = env.delivered()
+    for g, w, what in zip(got, want, ("requests", "read responses", "write responses")):
+        assert g == w, f"{what} differ"
+    ref = Unpacker()
+    for flit in flits:
+        ref.feed(flit)
+    assert ref.error is None
+    dut = env.dut
+    assert not dut.error.value and dut.peer_init.value
+    assert env.granted == ref.granted == credit_table(advertise)
+    assert int(dut.poisoned.value) == model.poison_halves
+    # credit conservation: everything the model spent came back
+    assert env.given == ref.consumed, "credits returned differ from credits spent"
+    assert model.credits == credit_table(init)
+    return flits
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def rx_random_traffic(dut):
+    """Every command/length/VC/status with poison; random idle and UPLI backpressure."""
+    env = TlRxEnv(dut)
+    flits = await _traffic(env, _items(env.rng, 160), idle=0.3, backpressure=0.3)
+    dut._log.info("%d flits", len(flits))
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def rx_back_to_back(dut):
+    """One flit per clock, heavy backpressure: the buffers and credits carry the load."""
+    env = TlRxEnv(dut)
+    await _traffic(env, _items(env.rng, 120), idle=0.0, backpressure=0.0)
+    await _traffic(env, _items(env.rng, 120), idle=0.0, backpressure=0.7)
+
+
+@cocotb.test(timeout_time=200, timeout_unit="us")
+async def rx_read_latency(dut):
+    """A read request is valid on ``req`` at most 3 clocks after its flit."""
+    env = TlRxEnv(dut)
+    init = await env.reset()
+    model = Packer(credit_table(), init)
+    await _run(env, model, [])                       # Initial Credit Release Complete
+    read = dataclasses.replace(random_request(env.rng), cmd=0x03, num_beats=0, length=0,
+                               data=(), byte_en=(), error=())
+    model.push_request(read)
+    env.drive(model.step())
+    await env.edge()
+    env.drive(None)
+    for clocks in range(1, 10):
+        await env.edge()
+        if env.got["req"]:
+            break
+    dut._log.info("read request latency: %d clocks", clocks)
+    assert clocks <= 3
+    assert env.delivered()[0] == [as_received(read)]
+
+
+def _bad_flits(kind, rng):
+    """Flits showing one malformed ``kind`` (sent while nothing is owed)."""
+    def lower(value, m0=False, upper=0, m1=False):
+        return Flit.of(value, upper, m0, m1)
+    req = {"POOL": 1, "ADDR": rng.getrandbits(55) & ~0x3F}
+    wr = place(0, 0)
+    for s in range(8):
+        wr |= place(s, encode_field(FType.COMPRESSED_RESPONSE, POOL=1, TAG=s))
+    return {
+        "reserved_ftype": [lower(place(7, 0x7 << 28))],
+        "footprint": [lower(place(6, 0x2 << 28))],
+        "reserved_command": [lower(place(0, encode_field(FType.REQUEST, CMD=0x01, **req)))],
+        "impossible_length": [lower(place(0, encode_field(
+            FType.REQUEST, CMD=0x03, POOL=1, ADDR=63, LEN=1)))],
+        "reserved_status": [lower(place(0, encode_field(FType.RESPONSE, STATUS=1, POOL=1)))],
+        "misplaced_poison": [lower(0, upper=0x20, m1=True)],
+        "unknown_message": [lower(0x55, m0=True)],
+        "mandatory_nop": [lower(0, upper=1 << 100)],
+        "catch_overrun": [lower(wr), lower(place(0, encode_field(
+            FType.COMPRESSED_RESPONSE, POOL=1)) | place(1, encode_field(
+                FType.COMPRESSED_RESPONSE, POOL=1)))],
+        "buffer_overrun": [lower(place(0, encode_field(FType.REQUEST, CMD=0x03, POOL=0)))],
+        "compressed_request": [lower(place(0, encode_field(
+            FType.COMPRESSED_REQUEST, POOL=1)))],
+    }[kind]
+
+
+@cocotb.parametrize(kind=[k.name.lower() for k in RxError])
+@cocotb.test(timeout_time=1, timeout_unit="ms")
+async def rx_error(dut, kind):
+    """A malformed flit: the right counter, nothing later delivered, no hang; reset heals."""
+    env = TlRxEnv(dut)
+    env.set_backpressure(0.2)
+    init = await env.reset()
+    model = Packer(credit_table(), init)
+    before = _items(env.rng, 12)
+    await _run(env, model, before)
+    bad = _bad_flits(kind, env.rng)
+    ref = Unpacker(buffers=config_credits(env.config))
+    for flit in bad:
+        ref.feed(flit)
+    assert ref.error == kind, f"golden model says {ref.error}"
+    for flit in bad:
+        env.drive(flit)
+        await env.edge()
+    after = _items(env.rng, 12)
+    await _run(env, model, after, idle=0.2, limit=3000)
+    want = _expected(before)
+    want = (want[0], want[1], want[2] + [as_received(i) for i in ref.responses])
+    await _settle(env, _transfers(*want))
+    assert env.delivered() == want
+    assert env.dut.error.value
+    counts = env.error_counts()
+    assert counts == [int(k == RxError[kind.upper()]) for k in RxError], counts
+    # reset heals
+    again = _items(env.rng, 20)
+    await _traffic(env, again, idle=0.1, backpressure=0.2)
+    assert env.error_counts() == [0] * len(RxError)
+
+
+CONFIGS = [TlConfig(), TlConfig(rx_req=4, rx_rsp=8, rx_req_data=8, rx_rsp_data=8)]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
+def test_tl_rx(config):
+    harness.run(TlRx(config), config, toplevel="tl_rx", test_module="tb.test_tl_rx")
+
+
+def test_rx_rejects_other_config():
+    with pytest.raises(TypeError, match="TlConfig"):
+        TlRx(dataclasses.replace)
