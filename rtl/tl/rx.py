@@ -52,7 +52,7 @@ class TlRx(wiring.Component):
         Sticky fatal error, per-kind counters (:class:`RxError`), poisoned half-flits.
 
     Latency: a read request in the flit presented at clock ``t`` is valid on ``req`` at
-    ``t + 3``; data items leave once their last data half-flit is in (``t + 4`` or so after
+    ``t + 2``; data items leave once their last data half-flit is in (``t + 4`` or so after
     it). Throughput: one flit per clock. Overflow: an arrival beyond the advertised buffers is
     the ``buffer_overrun`` error; beyond the catch buffers ``catch_overrun``.
     """
@@ -139,11 +139,19 @@ class TlRx(wiring.Component):
 
     @staticmethod
     def _fifo_link(m, src, fifo, dst):
-        """Catch buffer -> receive buffer (a first-word-fall-through FIFO) -> delivery."""
-        m.d.comb += [
-            fifo.w_en.eq(src.valid), fifo.w_data.eq(src.payload), src.ready.eq(fifo.w_rdy),
-            dst.valid.eq(fifo.r_rdy), dst.payload.eq(fifo.r_data), fifo.r_en.eq(dst.ready),
-        ]
+        """Catch buffer -> receive buffer (a first-word-fall-through FIFO) -> delivery, with
+        the catch buffer bypassing the empty receive buffer."""
+        with m.If(fifo.r_rdy):
+            m.d.comb += [
+                fifo.w_en.eq(src.valid), src.ready.eq(fifo.w_rdy),
+                dst.valid.eq(1), dst.payload.eq(fifo.r_data), fifo.r_en.eq(dst.ready),
+            ]
+        with m.Else():                  # empty: the catch buffer's head goes straight on
+            m.d.comb += [
+                fifo.w_en.eq(src.valid & ~dst.ready), src.ready.eq(dst.ready | fifo.w_rdy),
+                dst.valid.eq(src.valid), dst.payload.eq(src.payload),
+            ]
+        m.d.comb += fifo.w_data.eq(src.payload)
 
     def _credits(self, m, front, req_out, rsp_out):
         """Initial release of the advertised pool credits, then returns (README §3, [§5.8])."""
