@@ -9,16 +9,22 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import ReadOnly, RisingEdge
 
 from rtl.model.tl import CLASSES, SLOTS, ReadResponse, Request, WriteResponse, credit_table
 from rtl.tl.layout import (
-    TlConfig, credit_update_layout, flit_layout, orig_data_layout, rd_rsp_layout,
-    request_layout, rx_error_counts, wr_rsp_layout,
+    TlConfig,
+    credit_update_layout,
+    flit_layout,
+    orig_data_layout,
+    rd_rsp_layout,
+    request_layout,
+    rx_error_counts,
+    wr_rsp_layout,
 )
 from sim.streams import LayoutSink, reset
 
-__all__ = ["TlRxEnv", "PERIOD_NS", "config_credits"]
+__all__ = ["PERIOD_NS", "TlRxEnv", "config_credits"]
 
 PERIOD_NS = 2
 
@@ -58,6 +64,7 @@ class TlRxEnv:
         self.got = {name: [] for name in self.sinks}
         for name in self.sinks:
             cocotb.start_soon(self._collect(name))
+        cocotb.start_soon(self._beat0())
         dut.flit__valid.value = 0
         dut.flit__payload.value = 0
         self.clear()
@@ -73,6 +80,26 @@ class TlRxEnv:
     async def _collect(self, name):
         while True:
             self.got[name].append(await self.sinks[name].recv())
+
+    async def _beat0(self):
+        """UPLI: a data command's beat 0 is offered (valid, offset 0) in the clock its request
+        is first offered. (With independent ready signals the request may then wait alone.)"""
+        dut = self.dut
+        first = True
+        while True:
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            if dut.rst.value:
+                first = True
+                continue
+            valid = bool(dut.req__valid.value)
+            if valid and first:
+                hdr = request_layout.from_bits(int(dut.req__payload.value))
+                beat = orig_data_layout.from_bits(int(dut.orig__payload.value))
+                assert not int(hdr.cmd) & 0x20 or (
+                    dut.orig__valid.value and int(beat.offset) == 0), (
+                    f"request {int(hdr.cmd):#x} offered without its beat 0")
+            first = not valid or bool(dut.req__ready.value)
 
     def set_backpressure(self, probability):
         from sim.streams import random_pauses
@@ -95,7 +122,8 @@ class TlRxEnv:
     async def edge(self):
         """One clock: the ``give``/``grant`` values of the clock that ended, as tables."""
         await RisingEdge(self.dut.clk)
-        give, grant = _table(self.dut.give.value), _table(self.dut.grant.value)
+        dut = self.dut
+        give, grant = _table(dut.give.value), _table(dut.grant.value)
         _add(self.given if self.dut.give_init.value else self.initial, give)
         _add(self.granted, grant)
         return give

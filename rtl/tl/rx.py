@@ -6,9 +6,22 @@ from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
-    DATA_CREDIT_MAX, HALF_BITS, REQ_LIMIT, RSP_LIMIT, SECTORS_PER_HALF, CreditClass, CreditSlot,
-    TlConfig, credit_update_layout, flit_stream, orig_data_stream, rd_rsp_stream,
-    request_layout, request_stream, rx_error_counts, wr_rsp_stream,
+    DATA_CREDIT_MAX,
+    HALF_BITS,
+    REQ_LIMIT,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    CreditClass,
+    CreditSlot,
+    TlConfig,
+    credit_update_layout,
+    flit_stream,
+    orig_data_stream,
+    rd_rsp_stream,
+    request_layout,
+    request_stream,
+    rx_error_counts,
+    wr_rsp_stream,
 )
 from .rx_catch import CatchBuffer
 from .rx_decode import REQS_PER_HALF, rx_rsp_entry
@@ -59,6 +72,7 @@ class TlRx(wiring.Component):
 
     def __init__(self, config):
         if not isinstance(config, TlConfig):
+            self._MustUse__silence = True           # never built: nothing to warn about
             raise TypeError(f"TlRx config must be a TlConfig, not {config!r}")
         self._config = config
         super().__init__({

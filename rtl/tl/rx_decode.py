@@ -5,13 +5,34 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
-    HALF_BITS, SECTOR_BITS, SECTORS_PER_HALF, CreditClass, FType, ReqCmd, RxError, Status,
-    credit_update_layout, flow_control, request_layout, single_beat_response,
-    uncompressed_request, uncompressed_response, write_or_multi_response,
+    HALF_BITS,
+    SECTOR_BITS,
+    SECTORS_PER_HALF,
+    CreditClass,
+    FType,
+    ReqCmd,
+    RxError,
+    Status,
+    credit_update_layout,
+    flow_control,
+    request_layout,
+    single_beat_response,
+    uncompressed_request,
+    uncompressed_response,
+    write_or_multi_response,
 )
 
-__all__ = ["ControlDecoder", "rx_rsp_entry", "segment_layout", "REQS_PER_HALF", "QUADS",
-           "request_beats", "LEGAL_COMMANDS", "READ_STATUSES", "WRITE_STATUSES"]
+__all__ = [
+    "LEGAL_COMMANDS",
+    "QUADS",
+    "READ_STATUSES",
+    "REQS_PER_HALF",
+    "WRITE_STATUSES",
+    "ControlDecoder",
+    "request_beats",
+    "rx_rsp_entry",
+    "segment_layout",
+]
 
 #: Uncompressed requests in one control half-flit: tops at sectors 3 and 7.
 REQS_PER_HALF = 2

@@ -5,12 +5,23 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
-    HALF_BITS, REQ_LIMIT, RSP_LIMIT, SECTORS_PER_HALF, CreditClass, MsgType, RxError, TlConfig,
-    credit_update_layout, flit_layout, flit_stream, request_layout, rx_error_counts,
+    HALF_BITS,
+    REQ_LIMIT,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    CreditClass,
+    MsgType,
+    RxError,
+    TlConfig,
+    credit_update_layout,
+    flit_layout,
+    flit_stream,
+    request_layout,
+    rx_error_counts,
 )
-from .rx_decode import QUADS, REQS_PER_HALF, ControlDecoder, rx_rsp_entry, segment_layout
+from .rx_decode import REQS_PER_HALF, ControlDecoder, rx_rsp_entry, segment_layout
 
-__all__ = ["RxFront", "rx_beat_layout", "OWED_SEGMENTS"]
+__all__ = ["OWED_SEGMENTS", "RxFront", "rx_beat_layout"]
 
 #: A received 64-byte data beat: both data half-flits and whether either was poisoned.
 rx_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "error": 1})

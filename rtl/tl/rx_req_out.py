@@ -1,11 +1,17 @@
 """Request delivery of the TL receiver: whole requests with their data toward UPLI."""
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
-    BEAT_BYTES, HALF_BITS, MAX_BEATS, CreditSlot, ReqCmd, orig_data_stream, request_layout,
+    BEAT_BYTES,
+    HALF_BITS,
+    MAX_BEATS,
+    CreditSlot,
+    ReqCmd,
+    orig_data_stream,
+    request_layout,
     request_stream,
 )
 from .rx_decode import request_beats
