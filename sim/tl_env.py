@@ -18,7 +18,7 @@ from rtl.tl.layout import (
 from rtl.tl.tx_pick import CREDIT_BITS, credit_array
 from sim.streams import LayoutSink, LayoutSource, reset
 
-__all__ = ["TlTxEnv", "PERIOD_NS", "flit_of", "config_credits"]
+__all__ = ["TlTxEnv", "UpliItemSource", "PERIOD_NS", "flit_of", "config_credits"]
 
 #: Clock period in ns; every figure is reported in cycles.
 PERIOD_NS = 2
@@ -50,12 +50,10 @@ class TlTxEnv:
         self.config = TlConfig.from_env()
         self.rng = random.Random(cocotb.RANDOM_SEED)
         Clock(dut.clk, PERIOD_NS, unit="ns").start()
-        clk, rst = dut.clk, dut.rst
-        self.req = LayoutSource(dut, "req", request_layout, clk, rst)
-        self.orig = LayoutSource(dut, "orig", orig_data_layout, clk, rst)
-        self.rd_rsp = LayoutSource(dut, "rd_rsp", rd_rsp_layout, clk, rst)
-        self.wr_rsp = LayoutSource(dut, "wr_rsp", wr_rsp_layout, clk, rst)
-        self.flits = LayoutSink(dut, "flit", flit_layout, clk, rst)
+        self.items = UpliItemSource(dut, "")
+        self.req, self.orig = self.items.req, self.items.orig
+        self.rd_rsp, self.wr_rsp = self.items.rd_rsp, self.items.wr_rsp
+        self.flits = LayoutSink(dut, "flit", flit_layout, dut.clk, dut.rst)
         for pins in (dut.grant, dut.give):
             pins.value = 0
         dut.give_init.value = 0
@@ -90,6 +88,53 @@ class TlTxEnv:
         await self._pulse(self.dut.give, table)
         await RisingEdge(self.dut.clk)
         self.dut.give_init.value = 1
+
+    def send(self, item):
+        """Queue a model item as UPLI beats."""
+        self.items.send(item)
+
+    async def send_in_order(self, items):
+        """Send ``items`` so the packer queues responses in exactly this order."""
+        await self.items.send_in_order(items)
+
+    async def settle(self, cycles=8):
+        """Wait until every source is empty, then ``cycles`` more clocks."""
+        await self.items.settle(cycles)
+
+    async def recv_flit(self):
+        return flit_of(await self.flits.recv())
+
+    def credits(self):
+        """Credits the packer holds, ``{class: {slot: n}}``."""
+        return self._table(self.dut.credits.value)
+
+    def pending(self):
+        """Credits the packer has still to return."""
+        return self._table(self.dut.pending.value)
+
+    @staticmethod
+    def _table(bits):
+        view = credit_array(CREDIT_BITS).from_bits(int(bits))
+        return {cls: {slot: int(view[c][s]) for s, slot in enumerate(SLOTS)}
+                for c, cls in enumerate(CLASSES)}
+
+
+class UpliItemSource:
+    """Sources for the four UPLI inputs named ``<prefix>req``, ``<prefix>orig``,
+    ``<prefix>rd_rsp`` and ``<prefix>wr_rsp``, fed with golden-model items."""
+
+    def __init__(self, dut, prefix):
+        self.dut = dut
+        clk, rst = dut.clk, dut.rst
+        self.req = LayoutSource(dut, prefix + "req", request_layout, clk, rst)
+        self.orig = LayoutSource(dut, prefix + "orig", orig_data_layout, clk, rst)
+        self.rd_rsp = LayoutSource(dut, prefix + "rd_rsp", rd_rsp_layout, clk, rst)
+        self.wr_rsp = LayoutSource(dut, prefix + "wr_rsp", wr_rsp_layout, clk, rst)
+
+    def set_idle(self, generator_factory):
+        """Idle each source where a fresh generator from ``generator_factory()`` says so."""
+        for source in (self.req, self.orig, self.rd_rsp, self.wr_rsp):
+            source.set_idle(generator_factory())
 
     def send(self, item):
         """Queue a model item as UPLI beats."""
@@ -130,19 +175,3 @@ class TlTxEnv:
         for _ in range(cycles):
             await RisingEdge(self.dut.clk)
 
-    async def recv_flit(self):
-        return flit_of(await self.flits.recv())
-
-    def credits(self):
-        """Credits the packer holds, ``{class: {slot: n}}``."""
-        return self._table(self.dut.credits.value)
-
-    def pending(self):
-        """Credits the packer has still to return."""
-        return self._table(self.dut.pending.value)
-
-    @staticmethod
-    def _table(bits):
-        view = credit_array(CREDIT_BITS).from_bits(int(bits))
-        return {cls: {slot: int(view[c][s]) for s, slot in enumerate(SLOTS)}
-                for c, cls in enumerate(CLASSES)}

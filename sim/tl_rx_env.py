@@ -22,17 +22,10 @@ from rtl.tl.layout import (
     rx_error_counts,
     wr_rsp_layout,
 )
-from sim.streams import LayoutSink, reset
+from sim.streams import LayoutSink, random_pauses, reset
+from sim.tl_env import PERIOD_NS, config_credits
 
-__all__ = ["PERIOD_NS", "TlRxEnv", "config_credits"]
-
-PERIOD_NS = 2
-
-
-def config_credits(config):
-    """``{class: {slot: n}}`` pool credits a TL built from ``config`` advertises."""
-    return {cls: {"pool": n} for cls, n in zip(CLASSES, config.advertised)}
-
+__all__ = ["TlRxEnv", "UpliItemSink"]
 
 def _table(bits):
     view = credit_update_layout.from_bits(int(bits))
@@ -54,16 +47,8 @@ class TlRxEnv:
         self.config = TlConfig.from_env()
         self.rng = random.Random(cocotb.RANDOM_SEED)
         Clock(dut.clk, PERIOD_NS, unit="ns").start()
-        clk, rst = dut.clk, dut.rst
-        self.sinks = {
-            "req": LayoutSink(dut, "req", request_layout, clk, rst),
-            "orig": LayoutSink(dut, "orig", orig_data_layout, clk, rst),
-            "rd_rsp": LayoutSink(dut, "rd_rsp", rd_rsp_layout, clk, rst),
-            "wr_rsp": LayoutSink(dut, "wr_rsp", wr_rsp_layout, clk, rst),
-        }
-        self.got = {name: [] for name in self.sinks}
-        for name in self.sinks:
-            cocotb.start_soon(self._collect(name))
+        self.items = UpliItemSink(dut, "", self.rng)
+        self.got = self.items.got
         cocotb.start_soon(self._beat0())
         dut.flit__valid.value = 0
         dut.flit__payload.value = 0
@@ -71,15 +56,10 @@ class TlRxEnv:
 
     def clear(self):
         """Forget what was collected and counted."""
-        for seen in self.got.values():
-            seen.clear()
+        self.items.clear()
         self.given = credit_table()         # returned on ``give`` after ``give_init``
         self.initial = credit_table()       # released before ``give_init``
         self.granted = credit_table()       # seen on ``grant``
-
-    async def _collect(self, name):
-        while True:
-            self.got[name].append(await self.sinks[name].recv())
 
     async def _beat0(self):
         """UPLI: a data command's beat 0 is offered (valid, offset 0) in the clock its request
@@ -102,9 +82,7 @@ class TlRxEnv:
             first = not valid or bool(dut.req__ready.value)
 
     def set_backpressure(self, probability):
-        from sim.streams import random_pauses
-        for sink in self.sinks.values():
-            sink.set_backpressure(random_pauses(self.rng, probability))
+        self.items.set_backpressure(probability)
 
     async def reset(self):
         """Reset, then wait for the initial credit release; returns it."""
@@ -141,6 +119,43 @@ class TlRxEnv:
     def error_counts(self):
         view = rx_error_counts.from_bits(int(self.dut.error_counts.value))
         return [int(view[k]) for k in range(len(view))]
+
+    def delivered(self):
+        """``(requests, read responses, write responses)`` rebuilt from the UPLI outputs."""
+        return self.items.delivered()
+
+    def count(self):
+        return self.items.count()
+
+
+class UpliItemSink:
+    """Sinks for the four UPLI outputs named ``<prefix>req``, ``<prefix>orig``,
+    ``<prefix>rd_rsp`` and ``<prefix>wr_rsp``, and the golden-model items they carried."""
+
+    def __init__(self, dut, prefix, rng):
+        clk, rst = dut.clk, dut.rst
+        self.rng = rng
+        self.sinks = {
+            "req": LayoutSink(dut, prefix + "req", request_layout, clk, rst),
+            "orig": LayoutSink(dut, prefix + "orig", orig_data_layout, clk, rst),
+            "rd_rsp": LayoutSink(dut, prefix + "rd_rsp", rd_rsp_layout, clk, rst),
+            "wr_rsp": LayoutSink(dut, prefix + "wr_rsp", wr_rsp_layout, clk, rst),
+        }
+        self.got = {name: [] for name in self.sinks}
+        for name in self.sinks:
+            cocotb.start_soon(self._collect(name))
+
+    async def _collect(self, name):
+        while True:
+            self.got[name].append(await self.sinks[name].recv())
+
+    def clear(self):
+        for seen in self.got.values():
+            seen.clear()
+
+    def set_backpressure(self, probability):
+        for sink in self.sinks.values():
+            sink.set_backpressure(random_pauses(self.rng, probability))
 
     def delivered(self):
         """``(requests, read responses, write responses)`` rebuilt from the UPLI outputs."""
@@ -189,4 +204,5 @@ class TlRxEnv:
         return requests, reads, writes
 
     def count(self):
+        """UPLI transfers collected."""
         return sum(len(v) for v in self.got.values())

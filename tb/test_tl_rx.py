@@ -22,7 +22,8 @@ from rtl.model.tl import (
 from rtl.tl.layout import RSP_LIMIT, RxError, TlConfig
 from rtl.tl.rx import TlRx
 from sim import harness
-from sim.tl_rx_env import TlRxEnv, config_credits
+from sim.tl_env import config_credits
+from sim.tl_rx_env import TlRxEnv
 from sim.tl_traffic import as_received, random_request, random_response
 
 

@@ -1,0 +1,82 @@
+"""A UALink TL: packer and unpacker with their credit loop closed."""
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .layout import (
+    TlConfig, flit_stream, orig_data_stream, rd_rsp_stream, request_stream, rx_error_counts,
+    wr_rsp_stream,
+)
+from .rx import TlRx
+from .tx import TlTx
+
+__all__ = ["TlCore"]
+
+
+class TlCore(wiring.Component):
+    """One TL end [UALink 1.0 §5]: :class:`~rtl.tl.tx.TlTx` and :class:`~rtl.tl.rx.TlRx`.
+
+    The receiver's decoded Flow Control grants feed the packer's credits, and its released and
+    returned buffers become the packer's Flow Control fields [§5.8], so two cores joined flit to
+    flit run the whole TL credit protocol.
+
+    Parameters
+    ----------
+    config : TlConfig
+
+    Members
+    -------
+    req, orig, rd_rsp, wr_rsp : In(stream)
+        Local UPLI traffic to send: requests with originator data (from the originator), read
+        and write responses (from the completer).
+    rx_req, rx_orig, rx_rd_rsp, rx_wr_rsp : Out(stream)
+        Received UPLI traffic: requests with data toward the completer, responses toward the
+        originator.
+    flit_out : Out(flit_stream()), flit_in : In(flit_stream())
+        TL flits to and from the data link; ``flit_in.ready`` is always 1.
+    init_sent, peer_init : Out(1)
+        Initial Credit Release Complete sent, and received.
+    error : Out(1), error_counts : Out(rx_error_counts)
+        The receiver's fatal error and its per-kind counters.
+
+    Latency and throughput are those of :class:`~rtl.tl.tx.TlTx` and :class:`~rtl.tl.rx.TlRx`.
+    """
+
+    def __init__(self, config):
+        if not isinstance(config, TlConfig):
+            self._MustUse__silence = True           # never built: nothing to warn about
+            raise TypeError(f"TlCore config must be a TlConfig, not {config!r}")
+        self._config = config
+        super().__init__({
+            "req": In(request_stream()),
+            "orig": In(orig_data_stream()),
+            "rd_rsp": In(rd_rsp_stream()),
+            "wr_rsp": In(wr_rsp_stream()),
+            "rx_req": Out(request_stream()),
+            "rx_orig": Out(orig_data_stream()),
+            "rx_rd_rsp": Out(rd_rsp_stream()),
+            "rx_wr_rsp": Out(wr_rsp_stream()),
+            "flit_out": Out(flit_stream()),
+            "flit_in": In(flit_stream()),
+            "init_sent": Out(1),
+            "peer_init": Out(1),
+            "error": Out(1),
+            "error_counts": Out(rx_error_counts),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.tx = tx = TlTx(self._config)
+        m.submodules.rx = rx = TlRx(self._config)
+        for port in ("req", "orig", "rd_rsp", "wr_rsp"):
+            wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(tx, port))
+            wiring.connect(m, getattr(rx, port), wiring.flipped(getattr(self, f"rx_{port}")))
+        wiring.connect(m, tx.flit, wiring.flipped(self.flit_out))
+        wiring.connect(m, wiring.flipped(self.flit_in), rx.flit)
+        m.d.comb += [
+            tx.grant.eq(rx.grant), tx.give.eq(rx.give), tx.give_init.eq(rx.give_init),
+            self.init_sent.eq(tx.init_sent), self.peer_init.eq(rx.peer_init),
+            self.error.eq(rx.error), self.error_counts.eq(rx.error_counts),
+        ]
+        return m

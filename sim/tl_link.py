@@ -1,0 +1,55 @@
+"""Two TL cores joined flit to flit: the top of the TL link test and of ``make sim``."""
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.tl.core import TlCore
+from rtl.tl.layout import (
+    TlConfig, orig_data_stream, rd_rsp_stream, request_stream, wr_rsp_stream,
+)
+
+__all__ = ["TlLink"]
+
+_PORTS = {"req": request_stream, "orig": orig_data_stream, "rd_rsp": rd_rsp_stream,
+          "wr_rsp": wr_rsp_stream}
+
+
+class TlLink(wiring.Component):
+    """Ends ``a`` and ``b`` (:class:`~rtl.tl.core.TlCore`), each one's flits into the other.
+
+    Members
+    -------
+    a_req, a_orig, a_rd_rsp, a_wr_rsp, b_... : In(stream)
+        UPLI traffic each end sends.
+    a_rx_req, ..., b_rx_wr_rsp : Out(stream)
+        UPLI traffic each end received.
+    a_peer_init, b_peer_init, a_error, b_error : Out(1)
+    """
+
+    def __init__(self, config):
+        self._config = config
+        members = {}
+        for end in "ab":
+            for name, signature in _PORTS.items():
+                members[f"{end}_{name}"] = In(signature())
+                members[f"{end}_rx_{name}"] = Out(signature())
+            members[f"{end}_peer_init"] = Out(1)
+            members[f"{end}_error"] = Out(1)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        ends = {end: TlCore(self._config) for end in "ab"}
+        for end, core in ends.items():
+            m.submodules[end] = core
+            for name in _PORTS:
+                wiring.connect(m, wiring.flipped(getattr(self, f"{end}_{name}")),
+                               getattr(core, name))
+                wiring.connect(m, getattr(core, f"rx_{name}"),
+                               wiring.flipped(getattr(self, f"{end}_rx_{name}")))
+            m.d.comb += [getattr(self, f"{end}_peer_init").eq(core.peer_init),
+                         getattr(self, f"{end}_error").eq(core.error)]
+        wiring.connect(m, ends["a"].flit_out, ends["b"].flit_in)
+        wiring.connect(m, ends["b"].flit_out, ends["a"].flit_in)
+        return m
