@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.tl.core import TlCore
 from rtl.tl.layout import (
-    TlConfig, orig_data_stream, rd_rsp_stream, request_stream, wr_rsp_stream,
+    orig_data_stream, rd_rsp_stream, request_stream, wr_rsp_stream,
 )
 
 __all__ = ["TlLink"]
