@@ -18,7 +18,8 @@ from rtl.tl.layout import (
 from rtl.tl.tx_pick import CREDIT_BITS, credit_array
 from sim.streams import LayoutSink, LayoutSource, reset
 
-__all__ = ["TlTxEnv", "UpliItemSource", "PERIOD_NS", "flit_of", "config_credits"]
+__all__ = ["TlTxEnv", "UpliItemSource", "PERIOD_NS", "flit_of", "config_credits",
+           "credit_table_of"]
 
 #: Clock period in ns; every figure is reported in cycles.
 PERIOD_NS = 2
@@ -35,6 +36,13 @@ def flit_of(view):
 def config_credits(config):
     """``{class: {slot: n}}`` pool credits a TL built from ``config`` advertises."""
     return {cls: {"pool": n} for cls, n in zip(CLASSES, config.advertised)}
+
+
+def credit_table_of(bits):
+    """``{class: {slot: n}}`` from the bits of a ``credit_array(CREDIT_BITS)`` port."""
+    view = credit_array(CREDIT_BITS).from_bits(int(bits))
+    return {cls: {slot: int(view[c][s]) for s, slot in enumerate(SLOTS)}
+            for c, cls in enumerate(CLASSES)}
 
 
 def _beat(data):
@@ -114,9 +122,7 @@ class TlTxEnv:
 
     @staticmethod
     def _table(bits):
-        view = credit_array(CREDIT_BITS).from_bits(int(bits))
-        return {cls: {slot: int(view[c][s]) for s, slot in enumerate(SLOTS)}
-                for c, cls in enumerate(CLASSES)}
+        return credit_table_of(bits)
 
 
 class UpliItemSource:

@@ -5,6 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.tl.core import TlCore
+from rtl.tl.tx_pick import CREDIT_BITS, credit_array
 from rtl.tl.layout import (
     orig_data_stream, rd_rsp_stream, request_stream, wr_rsp_stream,
 )
@@ -25,6 +26,10 @@ class TlLink(wiring.Component):
     a_rx_req, ..., b_rx_wr_rsp : Out(stream)
         UPLI traffic each end received.
     a_peer_init, b_peer_init, a_error, b_error : Out(1)
+    a_flit, b_flit : Out(1)
+        A flit left that end this clock.
+    a_credits, b_credits : Out
+        TL credits each end's packer holds.
     """
 
     def __init__(self, config):
@@ -36,6 +41,8 @@ class TlLink(wiring.Component):
                 members[f"{end}_rx_{name}"] = Out(signature())
             members[f"{end}_peer_init"] = Out(1)
             members[f"{end}_error"] = Out(1)
+            members[f"{end}_flit"] = Out(1)
+            members[f"{end}_credits"] = Out(credit_array(CREDIT_BITS))
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -49,7 +56,10 @@ class TlLink(wiring.Component):
                 wiring.connect(m, getattr(core, f"rx_{name}"),
                                wiring.flipped(getattr(self, f"{end}_rx_{name}")))
             m.d.comb += [getattr(self, f"{end}_peer_init").eq(core.peer_init),
-                         getattr(self, f"{end}_error").eq(core.error)]
+                         getattr(self, f"{end}_error").eq(core.error),
+                         getattr(self, f"{end}_flit").eq(core.flit_out.valid
+                                                         & core.flit_out.ready),
+                         getattr(self, f"{end}_credits").eq(core.credits)]
         wiring.connect(m, ends["a"].flit_out, ends["b"].flit_in)
         wiring.connect(m, ends["b"].flit_out, ends["a"].flit_in)
         return m

@@ -8,11 +8,11 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
-from rtl.model.tl import ReadResponse, Request, WriteResponse
+from rtl.model.tl import ReadResponse, Request, WriteResponse, credit_table
 from rtl.tl.layout import TlConfig
 from sim import harness
 from sim.streams import random_pauses, reset
-from sim.tl_env import PERIOD_NS, UpliItemSource
+from sim.tl_env import PERIOD_NS, UpliItemSource, config_credits, credit_table_of
 from sim.tl_link import TlLink
 from sim.tl_rx_env import UpliItemSink
 from sim.tl_traffic import as_received, random_request, random_response
@@ -51,9 +51,13 @@ async def link_random_both_ways(dut):
         if sum(sinks[end].count() for end in "ab") >= want:
             break
     await ClockCycles(dut.clk, 50)
+    config = TlConfig.from_env()
     for end, far in (("a", "b"), ("b", "a")):
         assert sinks[far].delivered() == _expected(sent[end]), f"{end} -> {far}"
         assert getattr(dut, f"{end}_peer_init").value and not getattr(dut, f"{end}_error").value
+        # credit conservation: with nothing in flight, every credit is home again
+        held = credit_table_of(getattr(dut, f"{end}_credits").value)
+        assert held == credit_table(config_credits(config)), f"{end} holds {held}"
 
 
 CONFIGS = [TlConfig(rx_req=4, rx_rsp=8, rx_req_data=8, rx_rsp_data=8)]

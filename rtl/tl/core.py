@@ -10,6 +10,7 @@ from .layout import (
 )
 from .rx import TlRx
 from .tx import TlTx
+from .tx_pick import CREDIT_BITS, credit_array
 
 __all__ = ["TlCore"]
 
@@ -39,6 +40,8 @@ class TlCore(wiring.Component):
         Initial Credit Release Complete sent, and received.
     error : Out(1), error_counts : Out(rx_error_counts)
         The receiver's fatal error and its per-kind counters.
+    credits : Out(credit_array(CREDIT_BITS))
+        TL credits the packer holds (for credit-conservation checks).
 
     Latency and throughput are those of :class:`~rtl.tl.tx.TlTx` and :class:`~rtl.tl.rx.TlRx`.
     """
@@ -63,6 +66,7 @@ class TlCore(wiring.Component):
             "peer_init": Out(1),
             "error": Out(1),
             "error_counts": Out(rx_error_counts),
+            "credits": Out(credit_array(CREDIT_BITS)),
         })
 
     def elaborate(self, platform):
@@ -78,5 +82,6 @@ class TlCore(wiring.Component):
             tx.grant.eq(rx.grant), tx.give.eq(rx.give), tx.give_init.eq(rx.give_init),
             self.init_sent.eq(tx.init_sent), self.peer_init.eq(rx.peer_init),
             self.error.eq(rx.error), self.error_counts.eq(rx.error_counts),
+            self.credits.eq(tx.credits),
         ]
         return m
