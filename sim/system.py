@@ -1,10 +1,16 @@
 """``make sim``: the system simulation and its report.
 
-For now the system is the 512-bit CRC-32 engine, fed several thousand random Ethernet frames
-(checked by their FCS) and 640-byte UALink DL-flit-sized blocks (CRC generated), every result
-compared with :func:`zlib.crc32`. Writes ``build/sim/report.json``; exits non-zero on any
-mismatch. ``SEED=n`` reproduces a run, ``WAVES=1`` dumps waves, ``SIM_FRAMES``/``SIM_BLOCKS``
-change the traffic.
+Two scenarios:
+
+- ``crc``: the 512-bit CRC-32 engine fed several thousand random Ethernet frames (checked by
+  their FCS) and 640-byte UALink DL-flit-sized blocks (CRC generated), every result compared
+  with :func:`zlib.crc32` (``SIM_FRAMES``/``SIM_BLOCKS`` change the traffic);
+- ``tl``: two UALink TL ends back to back (:class:`sim.tl_link.TlLink`), random requests and
+  responses both ways, every item checked, with efficiency, flits per clock and credits
+  (``SIM_TL_ITEMS`` items each way).
+
+Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
+``SEED=n`` reproduces a run, ``WAVES=1`` dumps waves.
 """
 
 import json
@@ -13,36 +19,36 @@ import sys
 import time
 
 from rtl.crc import Crc32, CrcConfig
+from rtl.tl.layout import TlConfig
 from sim import harness, toolchain
+from sim.tl_link import TlLink
 
 #: The configuration simulated: the production 512-bit engine (also one of the test builds).
 CONFIG = CrcConfig(data_width=512, pipeline=2)
+#: The TL ends simulated: default buffers.
+TL_CONFIG = TlConfig()
 
 
-def main():
-    report = toolchain.BUILD / "sim" / "report.json"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.unlink(missing_ok=True)
-    env = {
-        "SIM_FRAMES": os.environ.get("SIM_FRAMES", "3000"),
-        "SIM_BLOCKS": os.environ.get("SIM_BLOCKS", "2000"),
-        "SIM_REPORT": str(report),
-    }
+def _run(component, config, toplevel, module, part, env):
+    """Run one scenario; return (figures or None, failure text or None, wall seconds)."""
+    part.unlink(missing_ok=True)
     started = time.monotonic()
     failure = None
     try:
-        harness.run(Crc32(CONFIG), CONFIG, toplevel="crc32", test_module="sim.crc_system",
-                    run_name="system", extra_env=env)
+        harness.run(component, config, toplevel=toplevel, test_module=module,
+                    run_name="system", extra_env={**env, "SIM_REPORT": str(part)})
     except AssertionError as exc:
         failure = str(exc)
-    wall = time.monotonic() - started
-    if not report.exists():
-        print(f"make sim: no report written ({failure})")
-        return 1
-    figures = json.loads(report.read_text())
-    figures["wall_seconds"] = round(wall, 1)
-    report.write_text(json.dumps(figures, indent=2))
-    rows = [
+    wall = round(time.monotonic() - started, 1)
+    figures = json.loads(part.read_text()) if part.exists() else None
+    if figures is not None:
+        figures["wall_seconds"] = wall
+        part.unlink()
+    return figures, failure or (None if figures else "no report written")
+
+
+def _crc_rows(figures):
+    return [
         ("engine", f"CRC-32, {CONFIG.data_width}-bit beats, pipeline {CONFIG.pipeline}"),
         ("seed", figures["seed"]),
         ("Ethernet frames (with FCS)", f"{figures['frames']} ({figures['corrupted']} corrupted, "
@@ -55,13 +61,50 @@ def main():
         ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
         ("wall time (with build)", f"{figures['wall_seconds']} s"),
     ]
-    print("\nmake sim report (build/sim/report.json)")
-    for name, value in rows:
-        print(f"  {name:<28} {value}")
-    if failure:
+
+
+def _tl_rows(figures):
+    rows = [("ends", "two UALink TL cores back to back, default buffers"),
+            ("seed", figures["seed"]), ("cycles", figures["cycles"])]
+    for name, d in figures["directions"].items():
+        rows.append((f"{name}", f"{d['items']} items, {d['data_bytes']} data bytes in "
+                     f"{d['flits']} flits: efficiency {d['efficiency']:.2%}, "
+                     f"{d['flits_per_clock']} flits/clock, credits home: {d['credits_home']}, "
+                     f"receiver error: {d['error']}"))
+    rows += [("mismatches", figures["mismatches"]),
+             ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
+             ("wall time (with build)", f"{figures['wall_seconds']} s")]
+    return rows
+
+
+def main():
+    report = toolchain.BUILD / "sim" / "report.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    crc_env = {"SIM_FRAMES": os.environ.get("SIM_FRAMES", "3000"),
+               "SIM_BLOCKS": os.environ.get("SIM_BLOCKS", "2000")}
+    tl_env = {"SIM_TL_ITEMS": os.environ.get("SIM_TL_ITEMS", "1500")}
+    scenarios = {
+        "crc": (Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env, _crc_rows),
+        "tl": (TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env, _tl_rows),
+    }
+    results, failures = {}, []
+    for name, (component, config, top, module, env, _) in scenarios.items():
+        figures, failure = _run(component, config, top, module,
+                                report.with_name(f"report-{name}.json"), env)
+        results[name] = figures
+        if failure:
+            failures.append(f"{name}: {failure}")
+    report.write_text(json.dumps(results, indent=2))
+    print(f"\nmake sim report ({report.relative_to(toolchain.REPO)})")
+    for name, (*_, rows) in scenarios.items():
+        if results[name]:
+            print(f"  [{name}]")
+            for label, value in rows(results[name]):
+                print(f"  {label:<28} {value}")
+    for failure in failures:
         print(f"FAILED: {failure}")
-        return 1
-    return 0
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
