@@ -72,7 +72,8 @@ async def system(dut):
     for _ in range(64):
         await RisingEdge(dut.clk)
     wall = time.monotonic() - started
-    report = {"seed": int(os.environ["COCOTB_RANDOM_SEED"]), "config": json.loads(config.to_json()),
+    report = {"seed": int(os.environ["COCOTB_RANDOM_SEED"]),
+              "config": json.loads(config.to_json()),
               "cycles": busy, "sim_cycles_per_second": round(counter.cycles / wall),
               "directions": {}, "mismatches": 0}
     for end, far in (("a", "b"), ("b", "a")):
