@@ -4,7 +4,9 @@ import dataclasses
 import json
 import os
 
-__all__ = ["BlockConfig", "CONFIG_ENV", "check_int"]
+from amaranth.lib import wiring
+
+__all__ = ["BlockConfig", "CONFIG_ENV", "ConfiguredComponent", "check_int"]
 
 #: Environment variable that carries a configuration from the harness into a cocotb test.
 CONFIG_ENV = "DUT_CONFIG"
@@ -45,3 +47,26 @@ def check_int(owner, name, value, allowed):
     if value not in allowed:
         choices = ", ".join(str(v) for v in allowed)
         raise ValueError(f"{owner} {name} must be one of {choices}, not {value!r}")
+
+
+class ConfiguredComponent(wiring.Component):
+    """A component built from one configuration object of type :attr:`config_class`.
+
+    Subclasses set ``config_class`` and call ``super().__init__(config, members)``, where
+    ``members`` may be a function of the configuration (called once it is checked); a
+    configuration of another type raises ``TypeError`` naming both.
+    """
+    config_class = BlockConfig
+
+    def __init__(self, config, members):
+        if not isinstance(config, self.config_class):
+            self._MustUse__silence = True           # never built: nothing to warn about
+            raise TypeError(f"{type(self).__name__} config must be a "
+                            f"{self.config_class.__name__}, not {config!r}")
+        self._config = config
+        super().__init__(members(config) if callable(members) else members)
+
+    @property
+    def config(self):
+        """The configuration this component was built from."""
+        return self._config

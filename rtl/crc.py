@@ -5,11 +5,11 @@ import operator
 from functools import reduce
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from .config import BlockConfig, check_int
+from .config import BlockConfig, ConfiguredComponent, check_int
 from .model import crc32 as model
 from .types import byte_stream, crc_result_layout, crc_result_stream
 
@@ -114,7 +114,7 @@ def _side_layout(shift_width):
     })
 
 
-class Crc32(wiring.Component):
+class Crc32(ConfiguredComponent):
     """IEEE 802.3 CRC-32 of every packet on a byte stream, one beat per clock.
 
     The engine takes beats of :func:`~rtl.types.byte_beat_layout` and emits one
@@ -145,19 +145,13 @@ class Crc32(wiring.Component):
         One result per packet, in packet order.
     """
 
+    config_class = CrcConfig
+
     def __init__(self, config):
-        if not isinstance(config, CrcConfig):
-            raise TypeError(f"Crc32 config must be a CrcConfig, not {config!r}")
-        self._config = config
-        super().__init__({
+        super().__init__(config, lambda config: {
             "i": In(byte_stream(config.data_width)),
             "o": Out(crc_result_stream()),
         })
-
-    @property
-    def config(self):
-        """The :class:`CrcConfig` this engine was built from."""
-        return self._config
 
     def elaborate(self, platform):
         # The register update is linear over GF(2): a full beat maps s to A·s ⊕ B·d. A partial last

@@ -4,8 +4,14 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ..config import ConfiguredComponent
 from .layout import (
-    TlConfig, flit_stream, orig_data_stream, rd_rsp_stream, request_stream, rx_error_counts,
+    TlConfig,
+    flit_stream,
+    orig_data_stream,
+    rd_rsp_stream,
+    request_stream,
+    rx_error_counts,
     wr_rsp_stream,
 )
 from .rx import TlRx
@@ -15,7 +21,7 @@ from .tx_pick import CREDIT_BITS, credit_array
 __all__ = ["TlCore"]
 
 
-class TlCore(wiring.Component):
+class TlCore(ConfiguredComponent):
     """One TL end [UALink 1.0 §5]: :class:`~rtl.tl.tx.TlTx` and :class:`~rtl.tl.rx.TlRx`.
 
     The receiver's decoded Flow Control grants feed the packer's credits, and its released and
@@ -46,12 +52,10 @@ class TlCore(wiring.Component):
     Latency and throughput are those of :class:`~rtl.tl.tx.TlTx` and :class:`~rtl.tl.rx.TlRx`.
     """
 
+    config_class = TlConfig
+
     def __init__(self, config):
-        if not isinstance(config, TlConfig):
-            self._MustUse__silence = True           # never built: nothing to warn about
-            raise TypeError(f"TlCore config must be a TlConfig, not {config!r}")
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "req": In(request_stream()),
             "orig": In(orig_data_stream()),
             "rd_rsp": In(rd_rsp_stream()),

@@ -5,6 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
+from ..config import ConfiguredComponent
 from .layout import (
     DATA_CREDIT_MAX,
     HALF_BITS,
@@ -36,7 +37,7 @@ __all__ = ["TlRx"]
 _INIT_CHUNK = DATA_CREDIT_MAX - 1
 
 
-class TlRx(wiring.Component):
+class TlRx(ConfiguredComponent):
     """The TL unpacker: one TL flit per clock into UPLI traffic (README §4).
 
     Parameters
@@ -70,12 +71,10 @@ class TlRx(wiring.Component):
     the ``buffer_overrun`` error; beyond the catch buffers ``catch_overrun``.
     """
 
+    config_class = TlConfig
+
     def __init__(self, config):
-        if not isinstance(config, TlConfig):
-            self._MustUse__silence = True           # never built: nothing to warn about
-            raise TypeError(f"TlRx config must be a TlConfig, not {config!r}")
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "flit": In(flit_stream()),
             "req": Out(request_stream()),
             "orig": Out(orig_data_stream()),
@@ -89,11 +88,6 @@ class TlRx(wiring.Component):
             "error_counts": Out(rx_error_counts),
             "poisoned": Out(16),
         })
-
-    @property
-    def config(self):
-        """The :class:`TlConfig` this unpacker was built from."""
-        return self._config
 
     def elaborate(self, platform):
         m = Module()

@@ -5,9 +5,20 @@ from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
+from ..config import ConfiguredComponent
 from .layout import (
-    REQ_LIMIT, RSP_LIMIT, CreditClass, CreditSlot, MsgType, TlConfig, credit_update_layout,
-    flit_stream, orig_data_stream, rd_rsp_stream, request_stream, wr_rsp_stream,
+    REQ_LIMIT,
+    RSP_LIMIT,
+    CreditClass,
+    CreditSlot,
+    MsgType,
+    TlConfig,
+    credit_update_layout,
+    flit_stream,
+    orig_data_stream,
+    rd_rsp_stream,
+    request_stream,
+    wr_rsp_stream,
 )
 from .queue import WindowQueue
 from .tx_data import DataSequencer
@@ -17,7 +28,7 @@ from .tx_pick import CREDIT_BITS, ControlPicker, credit_array, tx_req_entry, tx_
 __all__ = ["TlTx"]
 
 
-class TlTx(wiring.Component):
+class TlTx(ConfiguredComponent):
     """The TL packer: one 64-byte TL flit per clock from UPLI traffic (README §3).
 
     Parameters
@@ -49,12 +60,10 @@ class TlTx(wiring.Component):
     ``t + 3`` when the link is idle. Throughput: one flit per clock while data is queued.
     """
 
+    config_class = TlConfig
+
     def __init__(self, config):
-        if not isinstance(config, TlConfig):
-            self._MustUse__silence = True           # never built: nothing to warn about
-            raise TypeError(f"TlTx config must be a TlConfig, not {config!r}")
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "req": In(request_stream()),
             "orig": In(orig_data_stream()),
             "rd_rsp": In(rd_rsp_stream()),
@@ -67,11 +76,6 @@ class TlTx(wiring.Component):
             "credits": Out(credit_array(CREDIT_BITS)),
             "pending": Out(credit_array(CREDIT_BITS)),
         })
-
-    @property
-    def config(self):
-        """The :class:`TlConfig` this packer was built from."""
-        return self._config
 
     def elaborate(self, platform):
         m = Module()

@@ -5,8 +5,16 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
-    FType, ReqCmd, Status, orig_data_stream, rd_rsp_stream, request_stream, single_beat_response,
-    uncompressed_response, wr_rsp_stream, write_or_multi_response,
+    FType,
+    ReqCmd,
+    Status,
+    orig_data_stream,
+    rd_rsp_stream,
+    request_stream,
+    single_beat_response,
+    uncompressed_response,
+    wr_rsp_stream,
+    write_or_multi_response,
 )
 from .tx_data import req_beat_layout, rsp_beat_layout
 from .tx_pick import tx_req_entry, tx_rsp_entry

@@ -7,9 +7,19 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
-    CMD_CREDIT_MAX, DATA_CREDIT_MAX, REQ_LIMIT, RSP_LIMIT, SECTORS_PER_HALF, CreditClass,
-    CreditSlot, control_half, flow_control, single_beat_response, uncompressed_request,
-    uncompressed_response, write_or_multi_response,
+    CMD_CREDIT_MAX,
+    DATA_CREDIT_MAX,
+    REQ_LIMIT,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    CreditClass,
+    CreditSlot,
+    control_half,
+    flow_control,
+    single_beat_response,
+    uncompressed_request,
+    uncompressed_response,
+    write_or_multi_response,
 )
 
 __all__ = ["ControlPicker", "tx_req_entry", "tx_rsp_entry", "schedule_layout", "credit_array",
