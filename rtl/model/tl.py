@@ -557,7 +557,6 @@ class Packer:
         self._owed = deque()            # data half-flits owed to control halves already sent
         self._rates = {"req": RateLimiter(REQUEST_LIMIT), "rsp": RateLimiter(RESPONSE_LIMIT)}
         self.init_sent = False
-        self._prev_two_req = False
         self.trace = []
         self.issued = []
         self.flits = self.control_halves = self.data_halves = self.be_halves = 0
@@ -643,7 +642,6 @@ class Packer:
         for item, pool in requests + responses:
             half, sector = self._place(item, pool, half, sector)
         half, sector = self._place_flow_control(half, sector)
-        self._prev_two_req = len(requests) == MAX_REQUESTS
         self.nop_sectors += HALF_SECTORS - sector
         return _Half(half, False, "C"), (len(requests), len(responses))
 
@@ -651,7 +649,7 @@ class Packer:
         """The request and response prefixes (rules 3, 4, 6), as ``[(item, pool)]``."""
         cap = min(MAX_REQUESTS, limit // FIELD_SECTORS[FType.REQUEST],
                   self._rates["req"].allowance)
-        if self._prev_two_req and self._responses:                  # fairness
+        if self._responses and len(self._responses) >= len(self._requests):   # fairness
             cap = min(cap, 1)
         requests = self._prefix(self._requests, cap, lambda items: True)
         start = FIELD_SECTORS[FType.REQUEST] * len(requests)

@@ -15,7 +15,7 @@ from ..config import BlockConfig, check_int
 __all__ = [
     "FType", "ReqCmd", "Status", "MsgType", "CreditClass", "CreditSlot", "RxError",
     "SECTOR_BITS", "SECTORS_PER_HALF", "HALF_BITS", "BEAT_BITS", "BEAT_BYTES", "MAX_BEATS",
-    "REQ_LIMIT", "RSP_LIMIT", "CMD_CREDIT_MAX", "DATA_CREDIT_MAX",
+    "REQ_LIMIT", "RSP_LIMIT", "CMD_CREDIT_MAX", "DATA_CREDIT_MAX", "MAX_QUEUE_DEPTH",
     "uncompressed_request", "uncompressed_response", "compressed_request",
     "single_beat_response", "write_or_multi_response", "credit_field", "flow_control",
     "control_half", "flit_layout", "flit_stream",
@@ -34,6 +34,7 @@ REQ_LIMIT = 4                    # [§5.7] requests outstanding at the peer's ca
 RSP_LIMIT = 8                    # [§5.7] responses outstanding at the peer's catch buffer
 CMD_CREDIT_MAX = 7               # [Table 5-38] 'tvvccc'
 DATA_CREDIT_MAX = 31             # [Table 5-38] 'tvvccccc'
+MAX_QUEUE_DEPTH = 256            # largest transmit request or response queue [ours]
 
 
 class FType(enum.Enum, shape=4):
@@ -263,8 +264,10 @@ class TlConfig(BlockConfig):
     rx_rsp_data: int = 32
 
     def __post_init__(self):
-        check_int("TL", "tx_req_depth", self.tx_req_depth, range(REQ_LIMIT + 1, 257))
-        check_int("TL", "tx_rsp_depth", self.tx_rsp_depth, range(RSP_LIMIT + 1, 257))
+        check_int("TL", "tx_req_depth", self.tx_req_depth, range(REQ_LIMIT + 1,
+                                                                 MAX_QUEUE_DEPTH + 1))
+        check_int("TL", "tx_rsp_depth", self.tx_rsp_depth, range(RSP_LIMIT + 1,
+                                                                 MAX_QUEUE_DEPTH + 1))
         check_int("TL", "tx_data_depth", self.tx_data_depth, range(2 * MAX_BEATS, 1025))
         check_int("TL", "rx_req", self.rx_req, range(1, 1024))
         check_int("TL", "rx_rsp", self.rx_rsp, range(1, 1024))

@@ -30,6 +30,8 @@ class WindowQueue(wiring.Component):
         Valid entries in the window.
     pop : In(range(window + 1))
         Entries removed from the front this clock; must not exceed ``count``.
+    level : Out(range(depth + 1))
+        Entries held, window included.
 
     Latency: an entry accepted at clock ``t`` is visible from ``t + 1`` when the FIFO behind the
     window is empty. Throughput: one entry in and one entry into the window per clock; the window
@@ -46,6 +48,7 @@ class WindowQueue(wiring.Component):
             "entries": Out(data.ArrayLayout(layout, window)),
             "count": Out(range(window + 1)),
             "pop": In(range(window + 1)),
+            "level": Out(range(depth + 1)),
         })
 
     def elaborate(self, platform):
@@ -78,4 +81,5 @@ class WindowQueue(wiring.Component):
         with m.If(fill):
             m.d.sync += self.entries[kept].eq(fill_value)
         m.d.sync += self.count.eq(kept + fill)
+        m.d.comb += self.level.eq(self.count + fifo.level)
         return m

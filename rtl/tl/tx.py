@@ -114,10 +114,9 @@ class TlTx(ConfiguredComponent):
         owed = Signal(7)
         req_out = Signal(range(REQ_LIMIT + 1))
         rsp_out = Signal(range(RSP_LIMIT + 1))
-        prev_two_req = Signal()
         m.d.comb += [
             pick.req_allow.eq(REQ_LIMIT - req_out), pick.rsp_allow.eq(RSP_LIMIT - rsp_out),
-            pick.prev_two_req.eq(prev_two_req),
+            pick.req_level.eq(req_q.level), pick.rsp_level.eq(rsp_q.level),
         ]
         halves = Signal(7)
         m.d.comb += halves.eq(sum(2 * r.beats + r.be for r in pick.schedule.req)
@@ -183,8 +182,6 @@ class TlTx(ConfiguredComponent):
                 req_out.eq(Mux(req_out + n_req > 0, req_out + n_req - 1, 0)),
                 rsp_out.eq(Mux(rsp_out + n_rsp > 0, rsp_out + n_rsp - 1, 0)),
             ]
-            with m.If(placed):
-                m.d.sync += prev_two_req.eq(pick.n_req == 2)
         for c in CreditClass:
             for s in CreditSlot:
                 spent = Mux(placed, pick.spent[c][s], 0)

@@ -9,6 +9,7 @@ from amaranth.lib.wiring import In, Out
 from .layout import (
     CMD_CREDIT_MAX,
     DATA_CREDIT_MAX,
+    MAX_QUEUE_DEPTH,
     REQ_LIMIT,
     RSP_LIMIT,
     SECTORS_PER_HALF,
@@ -130,8 +131,9 @@ class ControlPicker(wiring.Component):
         Source rate-limit allowances [§5.7].
     traffic : In(1)
         Requests and responses may be sent (initialisation complete).
-    prev_two_req : In(1)
-        The previous control half held two requests (fairness).
+    req_level, rsp_level : In(range(MAX_QUEUE_DEPTH + 1))
+        Entries in the request and response queues (fairness: at most one request while the
+        response queue is not empty and holds at least as many).
     half : Out(control_half)
         The control half-flit.
     n_req, n_rsp : Out
@@ -157,7 +159,8 @@ class ControlPicker(wiring.Component):
             "req_allow": In(range(REQ_LIMIT + 1)),
             "rsp_allow": In(range(RSP_LIMIT + 1)),
             "traffic": In(1),
-            "prev_two_req": In(1),
+            "req_level": In(range(MAX_QUEUE_DEPTH + 1)),
+            "rsp_level": In(range(MAX_QUEUE_DEPTH + 1)),
             "half": Out(control_half),
             "n_req": Out(range(REQS_PER_CONTROL + 1)),
             "n_rsp": Out(range(RSP_LIMIT + 1)),
@@ -192,7 +195,8 @@ class ControlPicker(wiring.Component):
             cond = (self.traffic & (i < self.req_count) & (4 * (i + 1) <= limit)
                     & (i < self.req_allow) & ok)
             if i:
-                cond &= take[i - 1] & ~(self.prev_two_req & (self.rsp_count != 0))
+                cond &= take[i - 1] & ~((self.rsp_level != 0)
+                                         & (self.rsp_level >= self.req_level))
             m.d.comb += take[i].eq(cond)
         m.d.comb += self.n_req.eq(take[0] + take[1])
         self._spend(m, prefixes, self.n_req, cc, dc)
