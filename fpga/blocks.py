@@ -21,8 +21,6 @@ from amaranth.build import Attrs, Clock, Pins, Resource
 from amaranth.vendor import LatticeECP5Platform
 
 from rtl.crc import Crc32, CrcConfig
-from rtl.tl.layout import TlConfig
-from rtl.tl.tx import TlTx
 from sim import toolchain
 
 from . import report
@@ -35,7 +33,6 @@ BLOCKS = [
     ("crc32", Crc32, CrcConfig(data_width=64, pipeline=1)),
     ("crc32", Crc32, CrcConfig(data_width=512, pipeline=2)),
     ("crc32", Crc32, CrcConfig(data_width=512, pipeline=3)),
-    ("tl_tx", TlTx, TlConfig()),
 ]
 
 #: Default target frequency, MHz.
