@@ -10,10 +10,16 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
-from rtl.model.tl import CLASSES, SLOTS, Flit, Request, ReadResponse, WriteResponse
+from rtl.model.tl import CLASSES, SLOTS, Flit, ReadResponse, Request, WriteResponse
 from rtl.tl.layout import (
-    HALF_BITS, TlConfig, credit_update_layout, flit_layout, orig_data_layout, rd_rsp_layout,
-    request_layout, wr_rsp_layout,
+    HALF_BITS,
+    TlConfig,
+    credit_update_layout,
+    flit_layout,
+    orig_data_layout,
+    rd_rsp_layout,
+    request_layout,
+    wr_rsp_layout,
 )
 from rtl.tl.tx_pick import CREDIT_BITS, credit_array
 from sim.streams import LayoutSink, LayoutSource, reset

@@ -10,8 +10,18 @@ and the items a receiver must deliver (as :func:`~sim.tl_traffic.as_received` gi
 import random
 
 from rtl.model import tl
-from rtl.model.tl import FType, encode_field, fc_field, place, request_field, response_field
-from rtl.model.tl import Flit, READ, WRITE, WRITE_FULL
+from rtl.model.tl import (
+    READ,
+    WRITE,
+    WRITE_FULL,
+    Flit,
+    FType,
+    encode_field,
+    fc_field,
+    place,
+    request_field,
+    response_field,
+)
 from sim.tl_traffic import as_received, make_read_response, make_request, make_write_response
 
 __all__ = ["EXAMPLES", "halves", "poison"]

@@ -5,15 +5,12 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.tl.core import TlCore
+from rtl.tl.layout import upli_members
 from rtl.tl.tx_pick import CREDIT_BITS, credit_array
-from rtl.tl.layout import (
-    orig_data_stream, rd_rsp_stream, request_stream, wr_rsp_stream,
-)
 
 __all__ = ["TlLink"]
 
-_PORTS = {"req": request_stream, "orig": orig_data_stream, "rd_rsp": rd_rsp_stream,
-          "wr_rsp": wr_rsp_stream}
+_PORTS = ("req", "orig", "rd_rsp", "wr_rsp")
 
 
 class TlLink(wiring.Component):
@@ -36,9 +33,8 @@ class TlLink(wiring.Component):
         self._config = config
         members = {}
         for end in "ab":
-            for name, signature in _PORTS.items():
-                members[f"{end}_{name}"] = In(signature())
-                members[f"{end}_rx_{name}"] = Out(signature())
+            members.update(upli_members(In, f"{end}_"))
+            members.update(upli_members(Out, f"{end}_rx_"))
             members[f"{end}_peer_init"] = Out(1)
             members[f"{end}_error"] = Out(1)
             members[f"{end}_flit"] = Out(1)

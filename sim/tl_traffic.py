@@ -6,7 +6,15 @@ import math
 
 from rtl.model import tl
 from rtl.model.tl import (
-    ATOMIC_NR, ATOMIC_R, OKAY, READ, WRITE, WRITE_FULL, ReadResponse, Request, WriteResponse,
+    ATOMIC_NR,
+    ATOMIC_R,
+    OKAY,
+    READ,
+    WRITE,
+    WRITE_FULL,
+    ReadResponse,
+    Request,
+    WriteResponse,
 )
 
 __all__ = ["ALL_BYTES", "make_request", "make_read_response", "make_write_response",

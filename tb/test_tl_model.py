@@ -14,15 +14,41 @@ import pytest
 
 from rtl.model import tl
 from rtl.model.tl import (
-    ATOMIC_NR, ATOMIC_R, CLASSES, OKAY, READ, SLOTS, WRITE, WRITE_FULL, Flit, FType, Packer,
-    RateLimiter, ReadResponse, Request, Unpacker, credit_table, decode_credit,
-    decode_field, efficiency, encode_field, fc_field, parse_control, place, request_field,
+    ATOMIC_NR,
+    ATOMIC_R,
+    CLASSES,
+    OKAY,
+    READ,
+    SLOTS,
+    WRITE,
+    WRITE_FULL,
+    Flit,
+    FType,
+    Packer,
+    RateLimiter,
+    ReadResponse,
+    Request,
+    Unpacker,
+    credit_table,
+    decode_credit,
+    decode_field,
+    efficiency,
+    encode_field,
+    fc_field,
+    parse_control,
+    place,
+    request_field,
     response_field,
 )
 from sim import harness
 from sim.tl_traffic import (
-    ALL_BYTES, as_received, make_read_response, make_request, make_write_response,
-    random_request, random_response,
+    ALL_BYTES,
+    as_received,
+    make_read_response,
+    make_request,
+    make_write_response,
+    random_request,
+    random_response,
 )
 
 F = Flit.of

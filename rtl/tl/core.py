@@ -8,11 +8,8 @@ from ..config import ConfiguredComponent
 from .layout import (
     TlConfig,
     flit_stream,
-    orig_data_stream,
-    rd_rsp_stream,
-    request_stream,
     rx_error_counts,
-    wr_rsp_stream,
+    upli_members,
 )
 from .rx import TlRx
 from .tx import TlTx
@@ -56,14 +53,8 @@ class TlCore(ConfiguredComponent):
 
     def __init__(self, config):
         super().__init__(config, {
-            "req": In(request_stream()),
-            "orig": In(orig_data_stream()),
-            "rd_rsp": In(rd_rsp_stream()),
-            "wr_rsp": In(wr_rsp_stream()),
-            "rx_req": Out(request_stream()),
-            "rx_orig": Out(orig_data_stream()),
-            "rx_rd_rsp": Out(rd_rsp_stream()),
-            "rx_wr_rsp": Out(wr_rsp_stream()),
+            **upli_members(In),
+            **upli_members(Out, "rx_"),
             "flit_out": Out(flit_stream()),
             "flit_in": In(flit_stream()),
             "init_sent": Out(1),

@@ -20,7 +20,7 @@ __all__ = [
     "single_beat_response", "write_or_multi_response", "credit_field", "flow_control",
     "control_half", "flit_layout", "flit_stream",
     "request_layout", "orig_data_layout", "rd_rsp_layout", "wr_rsp_layout",
-    "request_stream", "orig_data_stream", "rd_rsp_stream", "wr_rsp_stream",
+    "request_stream", "orig_data_stream", "rd_rsp_stream", "wr_rsp_stream", "upli_members",
     "credit_update_layout", "UPLI_PORTS", "upli_credit_layout", "TlConfig",
 ]
 
@@ -212,6 +212,13 @@ def rd_rsp_stream():
 def wr_rsp_stream():
     """Write responses."""
     return stream.Signature(wr_rsp_layout)
+
+
+def upli_members(flow, prefix=""):
+    """The four UPLI item streams of a TL port list: ``<prefix>req``, ``<prefix>orig``,
+    ``<prefix>rd_rsp`` and ``<prefix>wr_rsp``, each ``flow`` (``In`` or ``Out``)."""
+    return {f"{prefix}req": flow(request_stream()), f"{prefix}orig": flow(orig_data_stream()),
+            f"{prefix}rd_rsp": flow(rd_rsp_stream()), f"{prefix}wr_rsp": flow(wr_rsp_stream())}
 
 
 #: [§2.5] Ports a UPLI interface can carry; the TL uses port 0 only [ours].

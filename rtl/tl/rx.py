@@ -17,12 +17,9 @@ from .layout import (
     TlConfig,
     credit_update_layout,
     flit_stream,
-    orig_data_stream,
-    rd_rsp_stream,
     request_layout,
-    request_stream,
     rx_error_counts,
-    wr_rsp_stream,
+    upli_members,
 )
 from .rx_catch import CatchBuffer
 from .rx_decode import REQS_PER_HALF, rx_rsp_entry
@@ -76,10 +73,7 @@ class TlRx(ConfiguredComponent):
     def __init__(self, config):
         super().__init__(config, {
             "flit": In(flit_stream()),
-            "req": Out(request_stream()),
-            "orig": Out(orig_data_stream()),
-            "rd_rsp": Out(rd_rsp_stream()),
-            "wr_rsp": Out(wr_rsp_stream()),
+            **upli_members(Out),
             "grant": Out(credit_update_layout),
             "give": Out(credit_update_layout),
             "give_init": Out(1),

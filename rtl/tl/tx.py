@@ -15,10 +15,7 @@ from .layout import (
     TlConfig,
     credit_update_layout,
     flit_stream,
-    orig_data_stream,
-    rd_rsp_stream,
-    request_stream,
-    wr_rsp_stream,
+    upli_members,
 )
 from .queue import WindowQueue
 from .tx_data import DataSequencer
@@ -64,10 +61,7 @@ class TlTx(ConfiguredComponent):
 
     def __init__(self, config):
         super().__init__(config, {
-            "req": In(request_stream()),
-            "orig": In(orig_data_stream()),
-            "rd_rsp": In(rd_rsp_stream()),
-            "wr_rsp": In(wr_rsp_stream()),
+            **upli_members(In),
             "flit": Out(flit_stream()),
             "grant": In(credit_update_layout),
             "give": In(credit_update_layout),
