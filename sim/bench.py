@@ -6,7 +6,8 @@ packets of 64, 65, 640 and 1518 bytes, and the measured latency next to the docu
 
 ``tl``: for each traffic mix of :data:`sim.tl_traffic.MIXES`, the TL packer's efficiency (data
 bytes / (flits x 64)), the bound the field and byte-enable bytes allow, flits per clock at
-saturation and the latency from a request accepted to its control half-flit leaving.
+saturation and the latency from a request accepted to its control half-flit leaving; and the
+TL unpacker's latency from the flit that completes an item to the item valid on UPLI.
 """
 
 import json
@@ -14,6 +15,7 @@ import sys
 
 from rtl.crc import Crc32, CrcConfig
 from rtl.tl.layout import TlConfig
+from rtl.tl.rx import TlRx
 from rtl.tl.tx import TlTx
 from sim import harness, toolchain
 
@@ -55,6 +57,12 @@ def bench_tl(out):
     harness.run(TlTx(config), config, toplevel="tl_tx", test_module="sim.tl_bench",
                 run_name="bench", extra_env={"BENCH_OUT": str(out)}, seed_value=1)
     result = json.loads(out.read_text())
+    rx_out = out.with_name("tl-rx.json")
+    harness.run(TlRx(config), config, toplevel="tl_rx", test_module="sim.tl_rx_bench",
+                run_name="bench", extra_env={"BENCH_OUT": str(rx_out)}, seed_value=1)
+    result["rx_latency"] = json.loads(rx_out.read_text())["rows"]
+    rx_out.unlink()
+    out.write_text(json.dumps(result, indent=2))
     print(f"\nUALink TL packer ({out.relative_to(toolchain.REPO)})")
     print(f"  {'mix':<20} {'efficiency':>10} {'bound':>7} {'gap':>6} {'flits/clock':>11}"
           f" {'latency':>7}")
@@ -64,6 +72,8 @@ def bench_tl(out):
               f"{row['tx_latency']:>7}")
     print("  flits/clock over the saturated window; latency: clocks from a request accepted"
           " to its flit leaving")
+    print("  unpacker latency, flit completing the item -> UPLI valid: " + ", ".join(
+        f"{row['item']} {row['rx_latency']}" for row in result["rx_latency"]))
     return []
 
 
