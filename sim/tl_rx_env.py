@@ -25,7 +25,7 @@ from rtl.tl.layout import (
 from sim.streams import LayoutSink, random_pauses, reset
 from sim.tl_env import PERIOD_NS, config_credits
 
-__all__ = ["TlRxEnv", "UpliItemSink"]
+__all__ = ["TlRxEnv", "UpliItemSink", "rebuild_items"]
 
 def _table(bits):
     view = credit_update_layout.from_bits(int(bits))
@@ -159,50 +159,58 @@ class UpliItemSink:
 
     def delivered(self):
         """``(requests, read responses, write responses)`` rebuilt from the UPLI outputs."""
-        beats = list(self.got["orig"])
-        requests = []
-        for hdr in self.got["req"]:
-            assert int(hdr.pool) == 0
-            cmd, n = int(hdr.cmd), int(hdr.num_beats)
-            data, be, err = [], [], []
-            if cmd & 0x20:
-                for k in range(n + 1):
-                    assert beats, "request without its data beats"
-                    b = beats.pop(0)
-                    assert (int(b.offset), bool(b.last)) == (k, k == n), (k, n)
-                    assert int(b.vc) == int(hdr.vc) and int(b.pool) == 0
-                    data.append(int(b.data).to_bytes(64, "little"))
-                    be.append(int(b.byte_en))
-                    err.append(bool(b.error))
-            requests.append(Request(
-                cmd=cmd, vc=int(hdr.vc), asi=int(hdr.asi), tag=int(hdr.tag),
-                attr=int(hdr.attr), length=int(hdr.len), metadata=int(hdr.metadata),
-                addr=int(hdr.addr), src_acc=int(hdr.src_acc), dst_acc=int(hdr.dst_acc),
-                num_beats=n, data=data, byte_en=be, error=err))
-        assert not beats, f"{len(beats)} orig beats without a request"
-        reads, run = [], []
-        for b in self.got["rd_rsp"]:
-            assert int(b.pool) == 0
-            run.append(b)
-            n = int(b.num_beats)
-            if n:
-                assert (int(b.offset), bool(b.last)) == (len(run) - 1, len(run) == n + 1)
-            if len(run) == n + 1:
-                first = run[0]
-                reads.append(ReadResponse(
-                    vc=int(first.vc), tag=int(first.tag), src_acc=int(first.src_acc),
-                    dst_acc=int(first.dst_acc), num_beats=n,
-                    offset=int(first.offset), last=bool(run[-1].last), status=int(first.status),
-                    data=[int(x.data).to_bytes(64, "little") for x in run],
-                    error=[bool(x.error) for x in run]))
-                run = []
-        assert not run, "read response beats left over"
-        writes = [WriteResponse(vc=int(w.vc), tag=int(w.tag), src_acc=int(w.src_acc),
-                                dst_acc=int(w.dst_acc), status=int(w.status))
-                  for w in self.got["wr_rsp"]]
-        assert all(int(w.pool) == 0 for w in self.got["wr_rsp"])
-        return requests, reads, writes
+        return rebuild_items(self.got)
 
     def count(self):
         """UPLI transfers collected."""
         return sum(len(v) for v in self.got.values())
+
+
+def rebuild_items(got, pool=0):
+    """``(requests, read responses, write responses)`` rebuilt from UPLI beats collected per
+    channel (``got["req"]``, ``["orig"]``, ``["rd_rsp"]``, ``["wr_rsp"]``, layout views).
+    Every beat must carry ``pool`` (``None``: any)."""
+    beats = list(got["orig"])
+    requests = []
+    for hdr in got["req"]:
+        assert pool is None or int(hdr.pool) == pool
+        cmd, n = int(hdr.cmd), int(hdr.num_beats)
+        data, be, err = [], [], []
+        if cmd & 0x20:
+            for k in range(n + 1):
+                assert beats, "request without its data beats"
+                b = beats.pop(0)
+                assert (int(b.offset), bool(b.last)) == (k, k == n), (k, n)
+                assert int(b.vc) == int(hdr.vc) and (pool is None or int(b.pool) == pool)
+                data.append(int(b.data).to_bytes(64, "little"))
+                be.append(int(b.byte_en))
+                err.append(bool(b.error))
+        requests.append(Request(
+            cmd=cmd, vc=int(hdr.vc), asi=int(hdr.asi), tag=int(hdr.tag),
+            attr=int(hdr.attr), length=int(hdr.len), metadata=int(hdr.metadata),
+            addr=int(hdr.addr), src_acc=int(hdr.src_acc), dst_acc=int(hdr.dst_acc),
+            num_beats=n, data=data, byte_en=be, error=err))
+    assert not beats, f"{len(beats)} orig beats without a request"
+    reads, run = [], []
+    for b in got["rd_rsp"]:
+        assert pool is None or int(b.pool) == pool
+        run.append(b)
+        n = int(b.num_beats)
+        if n:
+            assert (int(b.offset), bool(b.last)) == (len(run) - 1, len(run) == n + 1)
+        if len(run) == n + 1:
+            first = run[0]
+            reads.append(ReadResponse(
+                vc=int(first.vc), tag=int(first.tag), src_acc=int(first.src_acc),
+                dst_acc=int(first.dst_acc), num_beats=n,
+                offset=int(first.offset), last=bool(run[-1].last), status=int(first.status),
+                data=[int(x.data).to_bytes(64, "little") for x in run],
+                error=[bool(x.error) for x in run]))
+            run = []
+    assert not run, "read response beats left over"
+    writes = [WriteResponse(vc=int(w.vc), tag=int(w.tag), src_acc=int(w.src_acc),
+                            dst_acc=int(w.dst_acc), status=int(w.status))
+              for w in got["wr_rsp"]]
+    assert pool is None or all(int(w.pool) == pool for w in got["wr_rsp"])
+    return requests, reads, writes
+

@@ -8,7 +8,7 @@ first, as Amaranth lays them out. Conventions that the spec leaves open are list
 import dataclasses
 import enum as py_enum
 
-from amaranth.lib import data, enum, stream
+from amaranth.lib import data, enum, stream, wiring
 
 from ..config import BlockConfig, check_int
 
@@ -21,7 +21,7 @@ __all__ = [
     "control_half", "flit_layout", "flit_stream",
     "request_layout", "orig_data_layout", "rd_rsp_layout", "wr_rsp_layout",
     "request_stream", "orig_data_stream", "rd_rsp_stream", "wr_rsp_stream", "upli_members",
-    "credit_update_layout", "UPLI_PORTS", "upli_credit_layout", "TlConfig",
+    "credit_update_layout", "UPLI_PORTS", "upli_credit_layout", "upli_channel", "TlConfig",
 ]
 
 SECTOR_BITS = 32                 # [UALink 1.0 §5.1.1] a sector is 4 bytes
@@ -234,6 +234,13 @@ upli_credit_layout = data.StructLayout({
     "vc": data.ArrayLayout(2, UPLI_PORTS),
     "num": data.ArrayLayout(2, UPLI_PORTS),
 })
+
+def upli_channel(layout):
+    """One UPLI channel on port 0 [§2.6, §2.7], as its sender sees it: ``vld`` and ``payload``
+    out, the receiver's credit returns in."""
+    return wiring.Signature({"vld": wiring.Out(1), "payload": wiring.Out(layout),
+                             "credit": wiring.In(upli_credit_layout)})
+
 
 #: Credits of every class and slot moving in one clock (grants decoded from FC fields, or
 #: returns from drained receive buffers): ``<class>[slot]`` with slot 0 = pool, 1..4 = VC0..3.

@@ -1,0 +1,102 @@
+"""A UALink TL with credit-based UPLI channels on its ports."""
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..config import ConfiguredComponent
+from .core import TlCore
+from .layout import (
+    TlConfig,
+    flit_stream,
+    orig_data_layout,
+    rd_rsp_layout,
+    request_layout,
+    rx_error_counts,
+    upli_channel,
+    wr_rsp_layout,
+)
+from .upli_rx import UpliReceiver
+from .upli_tx import UpliRequestSender, UpliSender
+
+__all__ = ["TlEndpoint", "UPLI_DEPTH"]
+
+#: Beats each UPLI receiving channel buffers, so the credits it releases [ours]: enough to
+#: cover the credit loop at one beat per clock.
+UPLI_DEPTH = 8
+
+_LAYOUTS = {"req": request_layout, "orig": orig_data_layout, "rd_rsp": rd_rsp_layout,
+            "wr_rsp": wr_rsp_layout}
+
+
+class TlEndpoint(ConfiguredComponent):
+    """:class:`~rtl.tl.core.TlCore` behind UPLI channels [UALink 1.0 §2.6, §5].
+
+    Members
+    -------
+    req, orig, rd_rsp, wr_rsp : In(upli_channel(...))
+        From the local originator (requests, originator data) and completer (read and write
+        responses). Each releases :data:`UPLI_DEPTH` pool credits after reset, then
+        ``CreditInitDone``, and returns a credit per beat taken into the TL.
+    rx_req, rx_orig, rx_rd_rsp, rx_wr_rsp : Out(upli_channel(...))
+        To the local completer (requests with data) and originator (responses), sent only
+        with the credits those receivers release.
+    flit_out : Out(flit_stream()), flit_in : In(flit_stream())
+        TL flits to and from the data link.
+    init_sent, peer_init, error : Out(1), error_counts : Out(rx_error_counts)
+        As in :class:`~rtl.tl.core.TlCore`.
+    overrun : Out(16)
+        UPLI beats that arrived without credit, all channels (dropped).
+    """
+
+    config_class = TlConfig
+
+    def __init__(self, config):
+        members = {}
+        for name, layout in _LAYOUTS.items():
+            members[name] = In(upli_channel(layout))
+            members[f"rx_{name}"] = Out(upli_channel(layout))
+        super().__init__(config, {
+            **members,
+            "flit_out": Out(flit_stream()),
+            "flit_in": In(flit_stream()),
+            "init_sent": Out(1),
+            "peer_init": Out(1),
+            "error": Out(1),
+            "error_counts": Out(rx_error_counts),
+            "overrun": Out(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = TlCore(self.config)
+        overruns = []
+        for name, layout in _LAYOUTS.items():
+            m.submodules[f"{name}_in"] = rcv = UpliReceiver(layout, UPLI_DEPTH)
+            channel = getattr(self, name)
+            m.d.comb += [rcv.vld.eq(channel.vld), rcv.payload.eq(channel.payload),
+                         channel.credit.eq(rcv.credit)]
+            wiring.connect(m, rcv.o, getattr(core, name))
+            overruns.append(rcv.overrun)
+        m.submodules.req_out = req_out = UpliRequestSender()
+        wiring.connect(m, core.rx_req, req_out.req)
+        wiring.connect(m, core.rx_orig, req_out.orig)
+        for name in ("req", "orig"):
+            channel = getattr(self, f"rx_{name}")
+            m.d.comb += [channel.vld.eq(getattr(req_out, f"{name}_vld")),
+                         channel.payload.eq(getattr(req_out, f"{name}_payload")),
+                         getattr(req_out, f"{name}_credit").eq(channel.credit)]
+        for name, multi in (("rd_rsp", True), ("wr_rsp", False)):
+            m.submodules[f"{name}_out"] = snd = UpliSender(_LAYOUTS[name], multi_beat=multi)
+            wiring.connect(m, getattr(core, f"rx_{name}"), snd.i)
+            channel = getattr(self, f"rx_{name}")
+            m.d.comb += [channel.vld.eq(snd.vld), channel.payload.eq(snd.payload),
+                         snd.credit.eq(channel.credit)]
+        wiring.connect(m, core.flit_out, wiring.flipped(self.flit_out))
+        wiring.connect(m, wiring.flipped(self.flit_in), core.flit_in)
+        m.d.comb += [
+            self.init_sent.eq(core.init_sent), self.peer_init.eq(core.peer_init),
+            self.error.eq(core.error), self.error_counts.eq(core.error_counts),
+            self.overrun.eq(sum(overruns)),
+        ]
+        return m

@@ -1,0 +1,200 @@
+"""UPLI bus-functional models: credit-obeying senders and credit-releasing receivers for the
+channels of a credit-based UPLI port [UALink 1.0 §2.6, §2.7.8].
+
+A channel is found by its prefix: ``<prefix>__vld``, ``<prefix>__payload``,
+``<prefix>__credit`` (the signature :func:`rtl.tl.layout.upli_channel`).
+"""
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
+
+from rtl.model.tl import ReadResponse, Request
+from rtl.tl.layout import (
+    orig_data_layout,
+    rd_rsp_layout,
+    request_layout,
+    upli_credit_layout,
+    wr_rsp_layout,
+)
+
+__all__ = ["Credits", "UpliItemSender", "UpliReceiver"]
+
+#: Most credits one clock of ``*CreditPort0Num`` carries (Num + 1).
+_NUM_MAX = 4
+
+
+class Credits:
+    """Credits a sender holds on one channel, read from its ``credit`` wires every clock."""
+
+    def __init__(self, dut, prefix):
+        self.pins = getattr(dut, f"{prefix}__credit")
+        self.pool, self.vc, self.ready = 0, [0] * 4, False
+
+    def sample(self):
+        credit = upli_credit_layout.from_bits(int(self.pins.value))
+        if credit.vld & 1:
+            n = int(credit.num[0]) + 1
+            if credit.pool & 1:
+                self.pool += n
+            else:
+                self.vc[int(credit.vc[0])] += n
+        self.ready = self.ready or bool(credit.init_done & 1)
+
+    def choose(self, vc, n):
+        """The ``pool`` bit ``n`` credits for ``vc`` would go with (its own first, else pool),
+        or ``None`` if they are not held."""
+        if self.vc[vc] >= n:
+            return 0
+        return 1 if self.pool >= n else None
+
+    def spend(self, vc, n, pool):
+        if pool:
+            self.pool -= n
+        else:
+            self.vc[vc] -= n
+
+
+class UpliItemSender:
+    """Sends golden-model items on the four channels a TL takes from its local originator and
+    completer, ``<prefix>req``, ``orig``, ``rd_rsp`` and ``wr_rsp``, only with credit: a data
+    command with its beat 0 and credits for all its beats, the rest back to back."""
+
+    def __init__(self, dut, prefix=""):
+        self.dut = dut
+        self.channels = {name: (getattr(dut, f"{prefix}{name}__vld"),
+                                getattr(dut, f"{prefix}{name}__payload"),
+                                Credits(dut, f"{prefix}{name}"))
+                         for name in ("req", "orig", "rd_rsp", "wr_rsp")}
+        self.requests, self.responses = [], []
+        for vld, _, _ in self.channels.values():
+            vld.value = 0
+        cocotb.start_soon(self._run())
+
+    def send(self, item):
+        (self.requests if isinstance(item, Request) else self.responses).append(item)
+
+    def idle(self):
+        return not (self.requests or self.responses)
+
+    def _drive(self, name, beats):
+        vld, payload, _ = self.channels[name]
+        vld.value = int(bool(beats))
+        if beats:
+            payload.value = beats.pop(0)
+
+    async def _run(self):
+        req_beats, rsp_beats = [], []                   # packed beats still to go, in order
+        while True:
+            await RisingEdge(self.dut.clk)
+            for _, _, credits in self.channels.values():
+                credits.sample()
+            if not req_beats and self.requests:
+                req_beats = self._request(self.requests[0])
+                if req_beats:
+                    self.requests.pop(0)
+            if not rsp_beats and self.responses:
+                rsp_beats = self._response(self.responses[0])
+                if rsp_beats:
+                    self.responses.pop(0)
+            head = req_beats.pop(0) if req_beats and req_beats[0][0] == "req" else None
+            self._drive("req", [head[1]] if head else [])
+            self._drive("orig", [req_beats.pop(0)[1]] if req_beats else [])
+            rd = rsp_beats and rsp_beats[0][0] == "rd_rsp"
+            self._drive("rd_rsp", [rsp_beats.pop(0)[1]] if rd else [])
+            self._drive("wr_rsp", [rsp_beats.pop(0)[1]] if rsp_beats and not rd else [])
+
+    def _request(self, r):
+        credits = self.channels["req"][2]
+        data = self.channels["orig"][2]
+        if not (credits.ready and data.ready):
+            return []
+        pool = credits.choose(r.vc, 1)
+        data_pool = data.choose(r.vc, r.beats) if r.beats else 0
+        if pool is None or data_pool is None:
+            return []
+        credits.spend(r.vc, 1, pool)
+        if r.beats:
+            data.spend(r.vc, r.beats, data_pool)
+        head = request_layout.const({
+            "cmd": r.cmd, "vc": r.vc, "asi": r.asi, "tag": r.tag, "attr": r.attr,
+            "len": r.length, "metadata": r.metadata, "addr": r.addr, "src_acc": r.src_acc,
+            "dst_acc": r.dst_acc, "num_beats": r.num_beats, "pool": pool}).as_bits()
+        beats = [("req", head)]
+        for k, (d, be, err) in enumerate(zip(r.data, r.byte_en, r.error)):
+            beats.append(("orig", orig_data_layout.const({
+                "data": int.from_bytes(d, "little"), "byte_en": be, "offset": k,
+                "last": k == r.beats - 1, "error": err, "vc": r.vc,
+                "pool": data_pool}).as_bits()))
+        return beats
+
+    def _response(self, r):
+        name = "rd_rsp" if isinstance(r, ReadResponse) else "wr_rsp"
+        credits = self.channels[name][2]
+        if not credits.ready:
+            return []
+        n = r.beats if name == "rd_rsp" else 1
+        pool = credits.choose(r.vc, n)
+        if pool is None:
+            return []
+        credits.spend(r.vc, n, pool)
+        if name == "wr_rsp":
+            return [(name, wr_rsp_layout.const({
+                "vc": r.vc, "pool": pool, "tag": r.tag, "src_acc": r.src_acc,
+                "dst_acc": r.dst_acc, "status": r.status}).as_bits())]
+        multi = r.num_beats != 0
+        return [(name, rd_rsp_layout.const({
+            "data": int.from_bytes(d, "little"), "vc": r.vc, "pool": pool, "tag": r.tag,
+            "src_acc": r.src_acc, "dst_acc": r.dst_acc, "num_beats": r.num_beats,
+            "status": r.status, "offset": k if multi else r.offset,
+            "last": (k == r.num_beats) if multi else r.last, "error": err}).as_bits())
+            for k, (d, err) in enumerate(zip(r.data, r.error))]
+
+
+class UpliReceiver:
+    """Receives one channel ``<prefix>``: releases ``credits`` pool credits after reset, checks
+    every beat was covered by a credit of the kind it names, collects it, and returns the
+    credit with the beat's pool/VC after a random delay."""
+
+    def __init__(self, dut, prefix, layout, rng, credits):
+        self.dut, self.layout, self.rng = dut, layout, rng
+        self.vld = getattr(dut, f"{prefix}__vld")
+        self.payload = getattr(dut, f"{prefix}__payload")
+        self.pins = getattr(dut, f"{prefix}__credit")
+        self.unreleased, self.given = credits, {"pool": 0, 0: 0, 1: 0, 2: 0, 3: 0}
+        self.got, self.returns = [], []
+        self.pins.value = 0
+        cocotb.start_soon(self._drive())
+        cocotb.start_soon(self._watch())
+
+    async def _drive(self):
+        init_done = 0
+        while True:
+            await RisingEdge(self.dut.clk)
+            if self.dut.rst.value:
+                continue
+            value = {"init_done": init_done, "vld": 0, "pool": 0, "vc": [0] * 4, "num": [0] * 4}
+            if self.unreleased:
+                n = min(self.unreleased, _NUM_MAX)
+                self.unreleased -= n
+                value.update(vld=1, pool=1, num=[n - 1, 0, 0, 0])
+                self.given["pool"] += n
+            elif self.returns and self.rng.random() < 0.5:
+                pool, vc = self.returns.pop(0)
+                value.update(vld=1, pool=int(pool), vc=[vc, 0, 0, 0])
+                self.given["pool" if pool else vc] += 1
+            else:
+                init_done = 1
+            self.pins.value = upli_credit_layout.const(value).as_bits()
+
+    async def _watch(self):
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            if self.dut.rst.value or not self.vld.value:
+                continue
+            beat = self.layout.from_bits(int(self.payload.value))
+            kind = "pool" if beat.pool else int(beat.vc)
+            assert self.given[kind] > 0, f"{self.layout} beat without a {kind} credit"
+            self.given[kind] -= 1
+            self.got.append(beat)
+            self.returns.append((bool(beat.pool), int(beat.vc)))
