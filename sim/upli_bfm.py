@@ -151,50 +151,70 @@ class UpliItemSender:
 
 
 class UpliReceiver:
-    """Receives one channel ``<prefix>``: releases ``credits`` pool credits after reset, checks
-    every beat was covered by a credit of the kind it names, collects it, and returns the
-    credit with the beat's pool/VC after a random delay."""
+    """Receives one channel ``<prefix>``: after reset releases ``pool`` pool credits and
+    ``vcs[v]`` credits of each VC ``v`` (one per clock, pool ones up to four), then
+    ``CreditInitDone``; checks every beat was covered by a credit of the kind it names; collects
+    it (``got``, and the clock of each in ``cycles``); returns each credit, with the beat's
+    pool/VC, with probability ``give_back`` per clock."""
 
-    def __init__(self, dut, prefix, layout, rng, credits):
-        self.dut, self.layout, self.rng = dut, layout, rng
+    def __init__(self, dut, prefix, layout, rng, pool, vcs=(0, 0, 0, 0), give_back=0.5):
+        self.dut, self.layout, self.rng, self.give_back = dut, layout, rng, give_back
         self.vld = getattr(dut, f"{prefix}__vld")
         self.payload = getattr(dut, f"{prefix}__payload")
         self.pins = getattr(dut, f"{prefix}__credit")
-        self.unreleased, self.given = credits, {"pool": 0, 0: 0, 1: 0, 2: 0, 3: 0}
-        self.got, self.returns = [], []
+        self.pool_left = pool
+        self.vc_left = [(False, v) for v, n in enumerate(vcs) for _ in range(n)]
+        self.given = {"pool": 0, 0: 0, 1: 0, 2: 0, 3: 0}
+        self.got, self.cycles, self.returns, self.cycle = [], [], [], 0
         self.pins.value = 0
         cocotb.start_soon(self._drive())
         cocotb.start_soon(self._watch())
 
+    def outstanding(self):
+        """Credits the sender holds or that are on their way back to it, by kind."""
+        counts = dict(self.given)
+        for pool, vc in self.returns:
+            counts["pool" if pool else vc] += 1
+        return counts
+
+    def _next(self):
+        """What to put on the credit wires this clock: ``(pool, vc, n)`` or ``None``."""
+        if self.pool_left:
+            n = min(self.pool_left, _NUM_MAX)
+            self.pool_left -= n
+            return True, 0, n
+        if self.vc_left:
+            return (*self.vc_left.pop(0), 1)
+        if self.returns and self.rng.random() < self.give_back:
+            return (*self.returns.pop(self.rng.randrange(len(self.returns))), 1)
+        return None
+
     async def _drive(self):
-        init_done = 0
         while True:
             await RisingEdge(self.dut.clk)
             if self.dut.rst.value:
                 continue
-            value = {"init_done": init_done, "vld": 0, "pool": 0, "vc": [0] * 4, "num": [0] * 4}
-            if self.unreleased:
-                n = min(self.unreleased, _NUM_MAX)
-                self.unreleased -= n
-                value.update(vld=1, pool=1, num=[n - 1, 0, 0, 0])
-                self.given["pool"] += n
-            elif self.returns and self.rng.random() < 0.5:
-                pool, vc = self.returns.pop(0)
-                value.update(vld=1, pool=int(pool), vc=[vc, 0, 0, 0])
-                self.given["pool" if pool else vc] += 1
-            else:
-                init_done = 1
+            released = not (self.pool_left or self.vc_left)
+            value = {"init_done": int(released), "vld": 0, "pool": 0, "vc": [0] * 4,
+                     "num": [0] * 4}
+            credit = self._next()
+            if credit:
+                pool, vc, n = credit
+                value.update(vld=1, pool=int(pool), vc=[vc, 0, 0, 0], num=[n - 1, 0, 0, 0])
+                self.given["pool" if pool else vc] += n
             self.pins.value = upli_credit_layout.const(value).as_bits()
 
     async def _watch(self):
         while True:
             await RisingEdge(self.dut.clk)
             await ReadOnly()
+            self.cycle += 1
             if self.dut.rst.value or not self.vld.value:
                 continue
             beat = self.layout.from_bits(int(self.payload.value))
             kind = "pool" if beat.pool else int(beat.vc)
-            assert self.given[kind] > 0, f"{self.layout} beat without a {kind} credit"
+            assert self.given[kind] > 0, f"beat without a {kind} credit"
             self.given[kind] -= 1
             self.got.append(beat)
+            self.cycles.append(self.cycle)
             self.returns.append((bool(beat.pool), int(beat.vc)))

@@ -45,7 +45,8 @@ async def endpoint_loopback(dut):
     rng = random.Random(cocotb.RANDOM_SEED)
     dut.flit_in__valid.value = 0
     sender = UpliItemSender(dut)
-    receivers = {name: UpliReceiver(dut, f"rx_{name}", layout, rng, rng.randint(4, 10))
+    receivers = {name: UpliReceiver(dut, f"rx_{name}", layout, rng, pool=rng.randint(4, 10),
+                                    vcs=[rng.randrange(3) for _ in range(4)])
                  for name, layout in _OUT.items()}
     cocotb.start_soon(_loop(dut))
     await reset(dut)

@@ -1,4 +1,5 @@
-"""UPLI channel receiver (``rtl/tl/upli_rx.py``): credit release, returns, overrun."""
+"""UPLI channel ends (``rtl/tl/upli_rx.py``, ``upli_tx.py``): credit release and returns,
+overrun, sending only with credit, bursts back to back."""
 
 import dataclasses
 import random
@@ -9,14 +10,14 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from rtl.config import BlockConfig
-from rtl.tl.layout import (
-    orig_data_layout, rd_rsp_layout, request_layout, upli_credit_layout, wr_rsp_layout,
-)
+from rtl.tl.layout import orig_data_layout, rd_rsp_layout, request_layout, wr_rsp_layout
 from rtl.tl.upli_rx import UpliReceiver
 from rtl.tl.upli_tx import UpliRequestSender, UpliSender
 from sim import harness
 from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
 from sim.tl_env import PERIOD_NS
+from sim.upli_bfm import Credits
+from sim.upli_bfm import UpliReceiver as BfmReceiver
 
 DEPTH = 6
 
@@ -28,50 +29,40 @@ class _Config(BlockConfig):
 
 
 class Sender:
-    """A UPLI sender that counts the credits it is given and spends them (pool first)."""
+    """Drives the receiver's UPLI channel ``i``: counts the credits it is given (with the BFM's
+    :class:`~sim.upli_bfm.Credits`) and spends them, VC ones first."""
 
     def __init__(self, dut, rng):
         self.dut, self.rng = dut, rng
-        self.pool, self.vc = 0, [0, 0, 0, 0]
-        self.init_done, self.sent, self.returned_pool = False, [], 0
-        dut.vld.value = 0
+        self.credits = Credits(dut, "i")
+        self.sent = []
+        dut.i__vld.value = 0
         cocotb.start_soon(self._credits())
 
     async def _credits(self):
         while True:
             await RisingEdge(self.dut.clk)
             await ReadOnly()
-            credit = upli_credit_layout.from_bits(int(self.dut.credit.value))
-            if credit.vld & 1:
-                n = int(credit.num[0]) + 1
-                if credit.pool & 1:
-                    self.pool += n
-                    self.returned_pool += n
-                else:
-                    self.vc[int(credit.vc[0])] += n
-            self.init_done = bool(credit.init_done & 1)
+            self.credits.sample()
 
     def beat(self, force=False):
         """A random beat if a credit allows it (or ``force``); spends the credit."""
         vc = self.rng.randrange(4)
-        if self.vc[vc]:
-            self.vc[vc] -= 1
-            pool = 0
-        elif self.pool or force:
-            self.pool -= 1
-            pool = 1
-        else:
+        pool = self.credits.choose(vc, 1)
+        if pool is None and not force:
             return None
+        pool = 1 if pool is None else pool
+        self.credits.spend(vc, 1, pool)
         return {"vc": vc, "pool": pool, "tag": self.rng.randrange(1 << 11),
                 "src_acc": self.rng.randrange(1024), "dst_acc": self.rng.randrange(1024),
                 "status": self.rng.randrange(16)}
 
     async def drive(self, beat):
-        self.dut.payload.value = wr_rsp_layout.const(beat).as_bits()
-        self.dut.vld.value = 1
+        self.dut.i__payload.value = wr_rsp_layout.const(beat).as_bits()
+        self.dut.i__vld.value = 1
         self.sent.append(beat)
         await RisingEdge(self.dut.clk)
-        self.dut.vld.value = 0
+        self.dut.i__vld.value = 0
 
 
 async def _start(dut):
@@ -80,7 +71,7 @@ async def _start(dut):
     sender = Sender(dut, rng)
     sink = LayoutSink(dut, "o", wr_rsp_layout, dut.clk, dut.rst)
     await reset(dut)
-    while not sender.init_done:
+    while not sender.credits.ready:
         await RisingEdge(dut.clk)
     return rng, sender, sink
 
@@ -94,7 +85,7 @@ async def upli_credits_balance(dut):
     """Released credits equal the depth; a sender that obeys them never overruns; every beat
     comes out once, in order; every credit comes back with the attributes it was spent with."""
     rng, sender, sink = await _start(dut)
-    assert sender.pool == DEPTH and sender.vc == [0, 0, 0, 0]
+    assert sender.credits.pool == DEPTH and sender.credits.vc == [0, 0, 0, 0]
     sink.set_backpressure(random_pauses(rng, 0.5))
     got = []
     for _ in range(300):
@@ -113,7 +104,7 @@ async def upli_credits_balance(dut):
     assert got == sender.sent
     assert int(dut.overrun.value) == 0
     # pool credits spent come back as pool credits; VC credits were never released
-    assert sender.pool == DEPTH and sender.vc == [0, 0, 0, 0]
+    assert sender.credits.pool == DEPTH and sender.credits.vc == [0, 0, 0, 0]
 
 
 @cocotb.test(timeout_time=200, timeout_unit="us")
@@ -147,59 +138,6 @@ def test_upli_receiver_rejects_depth():
         UpliReceiver(wr_rsp_layout, 0)
 
 
-class CreditGiver:
-    """A UPLI receiver: releases pool and VC credits, checks that every beat was covered by a
-    credit of the kind it names, and returns each credit after a random delay."""
-
-    def __init__(self, dut, rng, pool, vcs, layout=rd_rsp_layout, prefix=""):
-        self.dut, self.rng, self.layout = dut, rng, layout
-        self.pins = {name: getattr(dut, prefix + name) for name in ("credit", "vld", "payload")}
-        self.release = [(True, 0)] * pool + [(False, v) for v, n in enumerate(vcs)
-                                              for _ in range(n)]
-        self.given = {"pool": 0, 0: 0, 1: 0, 2: 0, 3: 0}
-        self.beats, self.returns, self.cycle = [], [], 0
-        self.pins["credit"].value = 0
-        cocotb.start_soon(self._drive())
-        cocotb.start_soon(self._watch())
-
-    async def _drive(self):
-        init_done = 0
-        while True:
-            await RisingEdge(self.dut.clk)
-            value = {"init_done": init_done, "vld": 0, "pool": 0, "vc": [0] * 4, "num": [0] * 4}
-            if self.release:
-                pool, vc = self.release.pop(0)
-            elif self.returns and self.rng.random() < 0.3:
-                pool, vc = self.returns.pop(self.rng.randrange(len(self.returns)))
-            else:
-                pool = None
-                init_done = 1
-            if pool is not None:
-                value.update(vld=1, pool=int(pool), vc=[vc, 0, 0, 0])
-                self.given["pool" if pool else vc] += 1
-            self.pins["credit"].value = upli_credit_layout.const(value).as_bits()
-
-    async def _watch(self):
-        while True:
-            await RisingEdge(self.dut.clk)
-            await ReadOnly()
-            self.cycle += 1
-            if self.pins["vld"].value:
-                beat = self.layout.from_bits(int(self.pins["payload"].value))
-                kind = "pool" if beat.pool else int(beat.vc)
-                assert self.given[kind] > 0, f"beat sent without a {kind} credit"
-                self.given[kind] -= 1
-                self.beats.append((self.cycle, beat))
-                self.returns.append((bool(beat.pool), int(beat.vc)))
-
-    def outstanding(self):
-        """Credits the sender holds or that are on their way back to it."""
-        counts = dict(self.given)
-        for pool, vc in self.returns:
-            counts["pool" if pool else vc] += 1
-        return counts
-
-
 @cocotb.test(timeout_time=200, timeout_unit="us")
 async def upli_sender_obeys_credits(dut):
     """Beats go only with credit of the kind they name; a multi-beat read response goes in
@@ -207,9 +145,9 @@ async def upli_sender_obeys_credits(dut):
     Clock(dut.clk, PERIOD_NS, unit="ns").start()
     rng = random.Random(cocotb.RANDOM_SEED)
     source = LayoutSource(dut, "i", rd_rsp_layout, dut.clk, dut.rst)
-    dut.credit.value = 0
+    dut.o__credit.value = 0
     await reset(dut)
-    giver = CreditGiver(dut, rng, pool=5, vcs=[2, 0, 1, 0])
+    giver = BfmReceiver(dut, "o", rd_rsp_layout, rng, pool=5, vcs=[2, 0, 1, 0], give_back=0.3)
     sent = []
     for _ in range(60):
         n = rng.randrange(4)
@@ -223,9 +161,9 @@ async def upli_sender_obeys_credits(dut):
     await source.wait()
     for _ in range(32):
         await RisingEdge(dut.clk)
-    got = [{name: int(getattr(b, name)) for name in sent[0]} for _, b in giver.beats]
+    got = [{name: int(getattr(b, name)) for name in sent[0]} for b in giver.got]
     assert [dict(g, pool=0) for g in got] == sent
-    for (before, _), (cycle, beat) in zip(giver.beats, giver.beats[1:]):
+    for before, cycle, beat in zip(giver.cycles, giver.cycles[1:], giver.got[1:]):
         if beat.num_beats and beat.offset:
             assert cycle == before + 1, "a multi-beat read response was split"
     assert giver.outstanding() == {"pool": 5, 0: 2, 1: 0, 2: 1, 3: 0}
@@ -239,10 +177,10 @@ async def upli_request_sender_obeys_credits(dut):
     rng = random.Random(cocotb.RANDOM_SEED)
     req = LayoutSource(dut, "req", request_layout, dut.clk, dut.rst)
     orig = LayoutSource(dut, "orig", orig_data_layout, dut.clk, dut.rst)
-    dut.req_credit.value = dut.orig_credit.value = 0
+    dut.req_o__credit.value = dut.orig_o__credit.value = 0
     await reset(dut)
-    reqs = CreditGiver(dut, rng, 3, [1, 0, 0, 1], request_layout, "req_")
-    beats = CreditGiver(dut, rng, 6, [0, 2, 0, 0], orig_data_layout, "orig_")
+    reqs = BfmReceiver(dut, "req_o", request_layout, rng, 3, [1, 0, 0, 1], give_back=0.3)
+    beats = BfmReceiver(dut, "orig_o", orig_data_layout, rng, 6, [0, 2, 0, 0], give_back=0.3)
     sent_req, sent_beats = [], []
     for tag in range(80):
         write = rng.random() < 0.5
@@ -260,12 +198,12 @@ async def upli_request_sender_obeys_credits(dut):
     await orig.wait()
     for _ in range(32):
         await RisingEdge(dut.clk)
-    assert [{k: int(getattr(b, k)) for k in sent_req[0]} for _, b in reqs.beats] == sent_req
-    assert [{k: int(getattr(b, k)) for k in sent_beats[0][1]} for _, b in beats.beats] \
+    assert [{k: int(getattr(b, k)) for k in sent_req[0]} for b in reqs.got] == sent_req
+    assert [{k: int(getattr(b, k)) for k in sent_beats[0][1]} for b in beats.got] \
         == [b for _, b in sent_beats]
-    req_cycle = {int(b.tag): c for c, b in reqs.beats if b.cmd == 0x28}
+    req_cycle = {int(b.tag): c for c, b in zip(reqs.cycles, reqs.got) if b.cmd == 0x28}
     tags = iter(t for t, _ in sent_beats)
-    for (cycle, beat), tag in zip(beats.beats, tags):
+    for cycle, beat, tag in zip(beats.cycles, beats.got, tags):
         assert cycle == req_cycle[tag] + int(beat.offset), "beats not back to back from the request"
     assert reqs.outstanding() == {"pool": 3, 0: 1, 1: 0, 2: 0, 3: 1}
     assert beats.outstanding() == {"pool": 6, 0: 0, 1: 2, 2: 0, 3: 0}

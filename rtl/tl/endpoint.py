@@ -73,25 +73,18 @@ class TlEndpoint(ConfiguredComponent):
         overruns = []
         for name, layout in _LAYOUTS.items():
             m.submodules[f"{name}_in"] = rcv = UpliReceiver(layout, UPLI_DEPTH)
-            channel = getattr(self, name)
-            m.d.comb += [rcv.vld.eq(channel.vld), rcv.payload.eq(channel.payload),
-                         channel.credit.eq(rcv.credit)]
+            wiring.connect(m, wiring.flipped(getattr(self, name)), rcv.i)
             wiring.connect(m, rcv.o, getattr(core, name))
             overruns.append(rcv.overrun)
         m.submodules.req_out = req_out = UpliRequestSender()
         wiring.connect(m, core.rx_req, req_out.req)
         wiring.connect(m, core.rx_orig, req_out.orig)
-        for name in ("req", "orig"):
-            channel = getattr(self, f"rx_{name}")
-            m.d.comb += [channel.vld.eq(getattr(req_out, f"{name}_vld")),
-                         channel.payload.eq(getattr(req_out, f"{name}_payload")),
-                         getattr(req_out, f"{name}_credit").eq(channel.credit)]
+        wiring.connect(m, req_out.req_o, wiring.flipped(self.rx_req))
+        wiring.connect(m, req_out.orig_o, wiring.flipped(self.rx_orig))
         for name, multi in (("rd_rsp", True), ("wr_rsp", False)):
             m.submodules[f"{name}_out"] = snd = UpliSender(_LAYOUTS[name], multi_beat=multi)
             wiring.connect(m, getattr(core, f"rx_{name}"), snd.i)
-            channel = getattr(self, f"rx_{name}")
-            m.d.comb += [channel.vld.eq(snd.vld), channel.payload.eq(snd.payload),
-                         snd.credit.eq(channel.credit)]
+            wiring.connect(m, snd.o, wiring.flipped(getattr(self, f"rx_{name}")))
         wiring.connect(m, core.flit_out, wiring.flipped(self.flit_out))
         wiring.connect(m, wiring.flipped(self.flit_in), core.flit_in)
         m.d.comb += [

@@ -5,7 +5,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
-from .layout import upli_credit_layout
+from .layout import upli_channel
 
 __all__ = ["UpliReceiver"]
 
@@ -25,10 +25,9 @@ class UpliReceiver(wiring.Component):
 
     Members
     -------
-    vld : In(1), payload : In(layout)
-        The UPLI channel (port 0). A beat is taken whenever ``vld`` is set.
-    credit : Out(upli_credit_layout)
-        Credit returns to the sender. After reset, ``depth`` pool credits are released, up to
+    i : In(upli_channel(layout))
+        The UPLI channel (port 0). A beat is taken whenever ``i.vld`` is set. ``i.credit``
+        carries the credit returns to the sender: after reset, ``depth`` pool credits, up to
         four per clock, then ``init_done[0]`` rises and stays set. Afterwards each beat that
         leaves on ``o`` returns one credit with the beat's ``pool`` and ``vc`` (§2.6: the
         receiver plays back the attributes the sender used).
@@ -48,9 +47,7 @@ class UpliReceiver(wiring.Component):
             raise ValueError(f"UpliReceiver depth must be 1..1024, not {depth!r}")
         self._layout, self._depth = layout, depth
         super().__init__({
-            "vld": In(1),
-            "payload": In(layout),
-            "credit": Out(upli_credit_layout),
+            "i": In(upli_channel(layout)),
             "o": Out(stream.Signature(layout)),
             "overrun": Out(16),
         })
@@ -58,8 +55,8 @@ class UpliReceiver(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.fifo = fifo = SyncFIFOBuffered(width=self._layout.size, depth=self._depth)
-        m.d.comb += [fifo.w_data.eq(self.payload), fifo.w_en.eq(self.vld)]
-        with m.If(self.vld & ~fifo.w_rdy & (self.overrun != (1 << 16) - 1)):
+        m.d.comb += [fifo.w_data.eq(self.i.payload), fifo.w_en.eq(self.i.vld)]
+        with m.If(self.i.vld & ~fifo.w_rdy & (self.overrun != (1 << 16) - 1)):
             m.d.sync += self.overrun.eq(self.overrun + 1)
 
         unreleased = Signal(range(self._depth + 1), init=self._depth)
@@ -71,19 +68,19 @@ class UpliReceiver(wiring.Component):
             out.eq(fifo.r_data),
             self.o.valid.eq(fifo.r_rdy & done),
             fifo.r_en.eq(self.o.ready & done),
-            self.credit.init_done[0].eq(done),
+            self.i.credit.init_done[0].eq(done),
         ]
         started = Signal()                 # no credit moves while reset is asserted
         m.d.sync += started.eq(1)
         with m.If(~started):
             pass
         with m.Elif(unreleased != 0):
-            m.d.comb += [self.credit.vld[0].eq(1), self.credit.pool[0].eq(1),
-                         self.credit.num[0].eq(step - 1)]
+            m.d.comb += [self.i.credit.vld[0].eq(1), self.i.credit.pool[0].eq(1),
+                         self.i.credit.num[0].eq(step - 1)]
             m.d.sync += unreleased.eq(unreleased - step)
         with m.Elif(~done):
             m.d.sync += done.eq(1)
         with m.Elif(self.o.valid & self.o.ready):
-            m.d.comb += [self.credit.vld[0].eq(1), self.credit.pool[0].eq(out.pool),
-                         self.credit.vc[0].eq(out.vc), self.credit.num[0].eq(0)]
+            m.d.comb += [self.i.credit.vld[0].eq(1), self.i.credit.pool[0].eq(out.pool),
+                         self.i.credit.vc[0].eq(out.vc), self.i.credit.num[0].eq(0)]
         return m

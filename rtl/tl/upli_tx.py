@@ -4,7 +4,13 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layout import MAX_BEATS, orig_data_layout, request_layout, upli_credit_layout
+from .layout import (
+    MAX_BEATS,
+    orig_data_layout,
+    request_layout,
+    upli_channel,
+    upli_credit_layout,
+)
 
 __all__ = ["UpliCredits", "UpliSender", "UpliRequestSender"]
 
@@ -89,10 +95,8 @@ class UpliSender(wiring.Component):
     Members
     -------
     i : In(stream.Signature(layout))
-    vld : Out(1), payload : Out(layout)
-        The UPLI channel.
-    credit : In(upli_credit_layout)
-        The receiver's credit returns.
+    o : Out(upli_channel(layout))
+        The UPLI channel, with the receiver's credit returns.
 
     Latency: combinational from ``i`` to the channel. Throughput: one beat per clock while
     credits last.
@@ -102,9 +106,7 @@ class UpliSender(wiring.Component):
         self._multi_beat = multi_beat
         super().__init__({
             "i": In(stream.Signature(layout)),
-            "vld": Out(1),
-            "payload": Out(layout),
-            "credit": In(upli_credit_layout),
+            "o": Out(upli_channel(layout)),
         })
 
     def elaborate(self, platform):
@@ -113,24 +115,24 @@ class UpliSender(wiring.Component):
         beat = self.i.payload
         left = Signal(range(MAX_BEATS))          # beats of a started burst still to go
         burst_pool = Signal()
-        m.d.comb += [credits.credit.eq(self.credit), credits.vc.eq(beat.vc)]
+        m.d.comb += [credits.credit.eq(self.o.credit), credits.vc.eq(beat.vc)]
         if self._multi_beat:
             m.d.comb += credits.need.eq(Mux(beat.offset == 0, beat.num_beats + 1, 1))
         else:
             m.d.comb += credits.need.eq(1)
         go = Signal()
         with m.If(left != 0):
-            m.d.comb += [go.eq(self.i.valid), self.payload.pool.eq(burst_pool)]
+            m.d.comb += [go.eq(self.i.valid), self.o.payload.pool.eq(burst_pool)]
             with m.If(go):
                 m.d.sync += left.eq(left - 1)
         with m.Else():
             m.d.comb += [go.eq(self.i.valid & credits.ok), credits.take.eq(go),
-                         self.payload.pool.eq(credits.pool)]
+                         self.o.payload.pool.eq(credits.pool)]
             if self._multi_beat:
                 with m.If(go):
                     m.d.sync += [left.eq(credits.need - 1), burst_pool.eq(credits.pool)]
-        _copy_but_pool(m, self.payload, beat)
-        m.d.comb += [self.vld.eq(go), self.i.ready.eq(go)]
+        _copy_but_pool(m, self.o.payload, beat)
+        m.d.comb += [self.o.vld.eq(go), self.i.ready.eq(go)]
         return m
 
 
@@ -148,10 +150,8 @@ class UpliRequestSender(wiring.Component):
     req, orig : In(stream)
         Requests (:data:`~rtl.tl.layout.request_layout`) and their data beats
         (:data:`~rtl.tl.layout.orig_data_layout`), beat 0 valid with its request.
-    req_vld, req_payload, orig_vld, orig_payload : Out
-        The two UPLI channels; ``pool`` is set here.
-    req_credit, orig_credit : In(upli_credit_layout)
-        The receiver's credit returns for each channel.
+    req_o, orig_o : Out(upli_channel(...))
+        The two UPLI channels, with the receiver's credit returns; ``pool`` is set here.
 
     Latency: combinational. Throughput: one request and one beat per clock while credits last.
     """
@@ -160,12 +160,8 @@ class UpliRequestSender(wiring.Component):
         super().__init__({
             "req": In(stream.Signature(request_layout)),
             "orig": In(stream.Signature(orig_data_layout)),
-            "req_vld": Out(1),
-            "req_payload": Out(request_layout),
-            "orig_vld": Out(1),
-            "orig_payload": Out(orig_data_layout),
-            "req_credit": In(upli_credit_layout),
-            "orig_credit": In(upli_credit_layout),
+            "req_o": Out(upli_channel(request_layout)),
+            "orig_o": Out(upli_channel(orig_data_layout)),
         })
 
     def elaborate(self, platform):
@@ -177,14 +173,14 @@ class UpliRequestSender(wiring.Component):
         left = Signal(range(MAX_BEATS))
         burst_pool = Signal()
         m.d.comb += [
-            rc.credit.eq(self.req_credit), oc.credit.eq(self.orig_credit),
+            rc.credit.eq(self.req_o.credit), oc.credit.eq(self.orig_o.credit),
             rc.vc.eq(req.vc), rc.need.eq(1), oc.vc.eq(req.vc), oc.need.eq(req.num_beats + 1),
             has_data.eq(req.cmd[5]),
         ]
         req_go, orig_go = Signal(), Signal()
         with m.If(left != 0):
             m.d.comb += [
-                orig_go.eq(self.orig.valid), self.orig_payload.pool.eq(burst_pool),
+                orig_go.eq(self.orig.valid), self.orig_o.payload.pool.eq(burst_pool),
                 req_go.eq(self.req.valid & ~has_data & rc.ok),
             ]
             with m.If(orig_go):
@@ -193,17 +189,17 @@ class UpliRequestSender(wiring.Component):
             with m.If(has_data):
                 m.d.comb += [req_go.eq(self.req.valid & self.orig.valid & rc.ok & oc.ok),
                              orig_go.eq(req_go), oc.take.eq(req_go),
-                             self.orig_payload.pool.eq(oc.pool)]
+                             self.orig_o.payload.pool.eq(oc.pool)]
                 with m.If(req_go):
                     m.d.sync += [left.eq(req.num_beats), burst_pool.eq(oc.pool)]
             with m.Else():
                 m.d.comb += req_go.eq(self.req.valid & rc.ok)
-        m.d.comb += [rc.take.eq(req_go), self.req_payload.pool.eq(rc.pool)]
-        _copy_but_pool(m, self.req_payload, req)
-        _copy_but_pool(m, self.orig_payload, orig)
+        m.d.comb += [rc.take.eq(req_go), self.req_o.payload.pool.eq(rc.pool)]
+        _copy_but_pool(m, self.req_o.payload, req)
+        _copy_but_pool(m, self.orig_o.payload, orig)
         m.d.comb += [
-            self.req_vld.eq(req_go), self.req.ready.eq(req_go),
-            self.orig_vld.eq(orig_go), self.orig.ready.eq(orig_go),
+            self.req_o.vld.eq(req_go), self.req.ready.eq(req_go),
+            self.orig_o.vld.eq(orig_go), self.orig.ready.eq(orig_go),
         ]
         return m
 
