@@ -17,8 +17,8 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In
 
 from .crc import Crc32, CrcConfig
+from .tl.endpoint import TlEndpoint
 from .tl.layout import TlConfig
-from .tl.tx import TlTx
 
 __all__ = ["TOPS", "FlatPorts", "main"]
 
@@ -26,7 +26,7 @@ __all__ = ["TOPS", "FlatPorts", "main"]
 TOPS = {
     "crc32_d64": (Crc32, CrcConfig(data_width=64, pipeline=1)),
     "crc32_d512": (Crc32, CrcConfig(data_width=512, pipeline=2)),
-    "ualink_tl_tx": (TlTx, TlConfig()),
+    "ualink_tl": (TlEndpoint, TlConfig()),
 }
 
 
