@@ -10,7 +10,6 @@ from .layout import (
     RSP_LIMIT,
     SECTORS_PER_HALF,
     CreditClass,
-    MsgType,
     RxError,
     TlConfig,
     credit_update_layout,
@@ -19,93 +18,13 @@ from .layout import (
     request_layout,
     rx_error_counts,
 )
-from .rx_decode import REQS_PER_HALF, ControlDecoder, rx_rsp_entry, segment_layout
+from .rx_decode import REQS_PER_HALF, ControlDecoder, rx_rsp_entry
+from .rx_sequence import HalfRole, Owed
 
-__all__ = ["OWED_SEGMENTS", "RxFront", "rx_beat_layout"]
+__all__ = ["RxFront", "rx_beat_layout"]
 
 #: A received 64-byte data beat: both data half-flits and whether either was poisoned.
 rx_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "error": 1})
-#: Segments owed at most: the last half-flit of one plus the two of a new control half-flit.
-OWED_SEGMENTS = 3
-
-
-class _Owed:
-    """The data half-flits owed, as a queue of segments (registers or a combinational step)."""
-
-    def __init__(self, name):
-        self.segs = [Signal(segment_layout, name=f"{name}_seg{j}") for j in range(OWED_SEGMENTS)]
-        self.n = Signal(range(OWED_SEGMENTS + 1), name=f"{name}_n")
-        self.name = name
-
-    def signals(self):
-        return [*self.segs, self.n]
-
-    def eq(self, other):
-        return [a.eq(b) for a, b in zip(self.signals(), other.signals())]
-
-    @property
-    def head(self):
-        return self.segs[0]
-
-    def at_least_two(self, m):
-        two = Signal(name=f"{self.name}_two")
-        m.d.comb += two.eq((self.n >= 2) | (self.head.halves + self.head.be >= 2))
-        return two
-
-    def advance(self, m, name):
-        """The queue after its next half-flit."""
-        nxt = _Owed(name)
-        h = self.head
-        gone = Signal(name=f"{name}_gone")
-        m.d.comb += gone.eq((self.n != 0) & ((h.halves == 0) | ((h.halves == 1) & ~h.be)))
-        with m.If(gone):
-            m.d.comb += [nxt.segs[j].eq(self.segs[j + 1]) for j in range(OWED_SEGMENTS - 1)]
-            m.d.comb += nxt.n.eq(self.n - 1)
-        with m.Else():
-            m.d.comb += [nxt.segs[j].eq(self.segs[j]) for j in range(1, OWED_SEGMENTS)]
-            m.d.comb += [
-                nxt.n.eq(self.n), nxt.head.req.eq(h.req), nxt.head.be.eq(h.be & (h.halves != 0)),
-                nxt.head.halves.eq(Mux(h.halves != 0, h.halves - 1, 0)),
-            ]
-        return nxt
-
-    def append(self, m, name, new):
-        """The queue with the non-empty segments of ``new`` added after its own."""
-        nxt = _Owed(name)
-        ne = [Signal(name=f"{name}_ne{q}") for q in range(len(new))]
-        m.d.comb += [ne[q].eq((new[q].halves != 0) | new[q].be) for q in range(len(new))]
-        for j in range(OWED_SEGMENTS):
-            m.d.comb += nxt.segs[j].eq(self.segs[j])
-            with m.If(ne[0] & (self.n == j)):
-                m.d.comb += nxt.segs[j].eq(new[0])
-            with m.If(ne[1] & (self.n + ne[0] == j)):
-                m.d.comb += nxt.segs[j].eq(new[1])
-        m.d.comb += nxt.n.eq(self.n + ne[0] + ne[1])
-        return nxt
-
-
-class _Half:
-    """One half-flit position: its role and what it consumes."""
-
-    def __init__(self, m, name, value, message, data_pos):
-        self.value, self.message = value, message
-        self.type = Signal(8, name=f"{name}_type")
-        self.consume = Signal(name=f"{name}_consume")      # a data half (or its poison)
-        self.msg = Signal(name=f"{name}_msg")              # a message in its own right
-        m.d.comb += [
-            self.type.eq(value[:8]),
-            self.msg.eq(message & ~(data_pos & (self.type == MsgType.POISONED_DATA.value))),
-            self.consume.eq(data_pos & ~self.msg),
-        ]
-
-    def message_errors(self, err):
-        """Message-role checks into ``err`` (a dict of kind -> list)."""
-        t = self.type
-        known = (t == MsgType.NOP.value) | (t == MsgType.CREDIT_INIT_DONE.value)
-        err[RxError.MISPLACED_POISON].append(self.msg & (t == MsgType.POISONED_DATA.value))
-        err[RxError.UNKNOWN_MESSAGE].append(
-            self.msg & ~known & (t != MsgType.POISONED_DATA.value))
-        return self.msg & (t == MsgType.CREDIT_INIT_DONE.value)
 
 
 class RxFront(wiring.Component):
@@ -176,11 +95,11 @@ class RxFront(wiring.Component):
 
         err_lo = {k: [] for k in RxError}
         err_hi = {k: [] for k in RxError}
-        s0 = _Owed("s0")
-        lo = _Half(m, "lo", f.data[0], f.msg[0], fv & s0.at_least_two(m))
+        s0 = Owed("s0")
+        lo = HalfRole(m, "lo", f.data[0], f.msg[0], fv & s0.at_least_two(m))
         control = Signal()
         m.d.comb += control.eq(fv & ~lo.consume & ~f.msg[0])
-        s1 = _Owed("s1")
+        s1 = Owed("s1")
         adv0, app0 = s0.advance(m, "adv0"), s0.append(m, "app0", dec.segments)
         with m.If(lo.consume):
             m.d.comb += s1.eq(adv0)
@@ -188,8 +107,8 @@ class RxFront(wiring.Component):
             m.d.comb += s1.eq(app0)
         with m.Else():
             m.d.comb += s1.eq(s0)
-        hi = _Half(m, "hi", f.data[1], f.msg[1], fv & (s1.n != 0))
-        s2 = _Owed("s2")
+        hi = HalfRole(m, "hi", f.data[1], f.msg[1], fv & (s1.n != 0))
+        s2 = Owed("s2")
         adv1 = s1.advance(m, "adv1")
         with m.If(hi.consume):
             m.d.comb += s2.eq(adv1)
