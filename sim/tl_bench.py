@@ -39,9 +39,9 @@ class FlitCounter:
             self.cycle += 1
             if dut.req__valid.value and dut.req__ready.value:
                 self.requests.append(self.cycle)
-            for channel in (dut.rd_rsp__valid, dut.wr_rsp__valid):
-                if channel.value and (dut.rd_rsp__ready if channel is dut.rd_rsp__valid
-                                      else dut.wr_rsp__ready).value:
+            for valid, ready in ((dut.rd_rsp__valid, dut.rd_rsp__ready),
+                                 (dut.wr_rsp__valid, dut.wr_rsp__ready)):
+                if valid.value and ready.value:
                     self.responses.append(self.cycle)
             if dut.flit__valid.value and dut.flit__ready.value:
                 self.flits.append(self.cycle)

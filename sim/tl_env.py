@@ -120,15 +120,11 @@ class TlTxEnv:
 
     def credits(self):
         """Credits the packer holds, ``{class: {slot: n}}``."""
-        return self._table(self.dut.credits.value)
+        return credit_table_of(self.dut.credits.value)
 
     def pending(self):
         """Credits the packer has still to return."""
-        return self._table(self.dut.pending.value)
-
-    @staticmethod
-    def _table(bits):
-        return credit_table_of(bits)
+        return credit_table_of(self.dut.pending.value)
 
 
 class UpliItemSource:

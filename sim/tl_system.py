@@ -18,12 +18,12 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from rtl.model.tl import Request, credit_table
+from rtl.model.tl import credit_table
 from rtl.tl.layout import TlConfig
 from sim.streams import random_pauses, reset
 from sim.tl_env import PERIOD_NS, UpliItemSource, config_credits, credit_table_of
 from sim.tl_rx_env import UpliItemSink
-from sim.tl_traffic import as_received, payload_bytes, random_request, random_response
+from sim.tl_traffic import as_received, payload_bytes, random_items, upli_transfers
 
 
 class _Flits:
@@ -42,10 +42,6 @@ class _Flits:
                 self.flits[end] += int(getattr(self.dut, f"{end}_flit").value)
 
 
-def _transfers(items):
-    return sum(len(i.data) + 1 if isinstance(i, Request) else max(len(i.data), 1) for i in items)
-
-
 @cocotb.test(timeout_time=100, timeout_unit="ms")
 async def system(dut):
     config = TlConfig.from_env()
@@ -61,11 +57,10 @@ async def system(dut):
     for end in "ab":
         sources[end].set_idle(lambda: random_pauses(rng, 0.1))
         sinks[end].set_backpressure(0.1)
-        sent[end] = [random_request(rng) if rng.random() < 0.5 else random_response(rng)
-                     for _ in range(count)]
+        sent[end] = random_items(rng, count)
         for item in sent[end]:
             sources[end].send(item)
-    want = sum(_transfers(sent[end]) for end in "ab")
+    want = sum(upli_transfers(sent[end]) for end in "ab")
     while sum(sinks[end].count() for end in "ab") < want:
         await RisingEdge(dut.clk)
     busy = counter.cycles

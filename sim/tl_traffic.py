@@ -19,7 +19,8 @@ from rtl.model.tl import (
 
 __all__ = ["ALL_BYTES", "make_request", "make_read_response", "make_write_response",
            "random_request", "random_response", "rand_errors", "as_received", "poisoned_beat",
-           "MIXES", "overhead_bytes", "payload_bytes"]
+           "MIXES", "overhead_bytes", "payload_bytes", "random_items", "by_kind",
+           "upli_transfers"]
 
 ALL_BYTES = (1 << 64) - 1
 
@@ -102,6 +103,25 @@ def random_response(rng):
     single = {} if num_beats else {"offset": rng.randrange(4), "last": rng.random() < 0.5}
     r = make_read_response(rng, num_beats, status, vc=vc, **single)
     return dataclasses.replace(r, error=rand_errors(rng, num_beats + 1))
+
+
+def random_items(rng, n):
+    """``n`` random requests and responses, about half of each."""
+    return [random_request(rng) if rng.random() < 0.5 else random_response(rng)
+            for _ in range(n)]
+
+
+def by_kind(items):
+    """``(requests, read responses, write responses)`` as the far side delivers ``items``."""
+    got = [as_received(i) for i in items]
+    return tuple([i for i in got if isinstance(i, kind)]
+                 for kind in (Request, ReadResponse, WriteResponse))
+
+
+def upli_transfers(items):
+    """UPLI transfers that carry ``items``: a request and each of its data beats, each read
+    response beat, each write response."""
+    return sum(1 + i.beats if isinstance(i, Request) else max(i.beats, 1) for i in items)
 
 
 # --- Benchmark traffic mixes ------------------------------------------------------------------

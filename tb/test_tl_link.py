@@ -8,20 +8,14 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
-from rtl.model.tl import ReadResponse, Request, WriteResponse, credit_table
+from rtl.model.tl import credit_table
 from rtl.tl.layout import TlConfig
 from sim import harness
 from sim.streams import random_pauses, reset
 from sim.tl_env import PERIOD_NS, UpliItemSource, config_credits, credit_table_of
 from sim.tl_link import TlLink
 from sim.tl_rx_env import UpliItemSink
-from sim.tl_traffic import as_received, random_request, random_response
-
-
-def _expected(items):
-    return ([as_received(i) for i in items if isinstance(i, Request)],
-            [as_received(i) for i in items if isinstance(i, ReadResponse)],
-            [as_received(i) for i in items if isinstance(i, WriteResponse)])
+from sim.tl_traffic import by_kind, random_items, upli_transfers
 
 
 @cocotb.test(timeout_time=4, timeout_unit="ms")
@@ -38,14 +32,12 @@ async def link_random_both_ways(dut):
     for end in "ab":
         sources[end].set_idle(lambda: random_pauses(rng, 0.3))
         sinks[end].set_backpressure(0.3)
-        sent[end] = [random_request(rng) if rng.random() < 0.5 else random_response(rng)
-                     for _ in range(250)]
+        sent[end] = random_items(rng, 250)
         for item in sent[end]:
             sources[end].send(item)
     for end in "ab":
         await sources[end].settle(0)
-    want = sum(len(i.data) + 1 if isinstance(i, Request) else max(len(i.data), 1)
-               for end in "ab" for i in sent[end])
+    want = sum(upli_transfers(sent[end]) for end in "ab")
     for _ in range(5000):
         await RisingEdge(dut.clk)
         if sum(sinks[end].count() for end in "ab") >= want:
@@ -53,7 +45,7 @@ async def link_random_both_ways(dut):
     await ClockCycles(dut.clk, 50)
     config = TlConfig.from_env()
     for end, far in (("a", "b"), ("b", "a")):
-        assert sinks[far].delivered() == _expected(sent[end]), f"{end} -> {far}"
+        assert sinks[far].delivered() == by_kind(sent[end]), f"{end} -> {far}"
         assert getattr(dut, f"{end}_peer_init").value and not getattr(dut, f"{end}_error").value
         # credit conservation: with nothing in flight, every credit is home again
         held = credit_table_of(getattr(dut, f"{end}_credits").value)

@@ -41,6 +41,8 @@ from rtl.model.tl import (
     response_field,
 )
 from sim import harness
+from sim import tl_examples as ex
+from sim.tl_examples import halves, poison
 from sim.tl_traffic import (
     ALL_BYTES,
     as_received,
@@ -57,16 +59,6 @@ REGION = 0x1_2345_6789      # ReqAddr[56:20] held by the test address cache
 
 
 # --- Helpers --------------------------------------------------------------------------------------
-
-def halves(beat):
-    """A 64-byte beat as its two data half-flits, lanes 0..31 first [§5.1.1]."""
-    return [int.from_bytes(beat[:32], "little"), int.from_bytes(beat[32:], "little")]
-
-
-def poison(half):
-    """A Poisoned Data message replacing ``half`` (bytes 1..31 kept, README §1)."""
-    return half & ~0xFF | 0x20
-
 
 def cache(src, dst, cway):
     """Test address cache for the examples that use compressed requests."""
@@ -253,19 +245,16 @@ def test_items_validate_themselves():
 # --- The spec's examples, built by hand, into the Unpacker ----------------------------------------
 
 def test_table_5_5_read_and_mandatory_nop():
-    r = make_request(random.Random(5), READ, 0x4000, 256, vc=2)
-    u = feed([F(place(4, request_field(r, 0)), 0)])
-    assert u.requests == [r] and u.trace == ["CN"] and u.idle()
+    flits, items = ex.table_5_5(random.Random(5), pool=0)
+    u = feed(flits)
+    assert u.requests == items and u.trace == ["CN"] and u.idle()
     assert u.consumed["req_cmd"]["vc2"] == 1
 
 
 def test_table_5_6_writefull_then_flow_control():
-    r = make_request(random.Random(6), WRITE_FULL, 0x1_0000_0100, 256)
-    d = [h for beat in r.data for h in halves(beat)]
-    fc = fc_field("pool", {"req_cmd": 2, "req_data": 8})
-    u = feed([F(place(4, request_field(r, 1)), d[0]), F(d[1], d[2]), F(d[3], d[4]),
-              F(d[5], d[6]), F(place(3, fc), d[7])])
-    assert u.requests == [r] and u.idle()
+    flits, items = ex.table_5_6(random.Random(6), pool=1)
+    u = feed(flits)
+    assert u.requests == items and u.idle()
     assert u.requests[0].byte_en == (ALL_BYTES,) * 4
     assert " ".join(u.trace) == "CD DD DD DD CD"
     assert (u.granted["req_cmd"]["pool"], u.granted["req_data"]["pool"]) == (2, 8)
@@ -273,12 +262,9 @@ def test_table_5_6_writefull_then_flow_control():
 
 
 def test_table_5_7_write_with_byte_enables():
-    r = make_request(random.Random(7), WRITE, 0x7_0040, 192)
-    d = [h for beat in r.data for h in halves(beat)]
-    be = r.byte_en[0] << 64 | r.byte_en[1] << 128 | r.byte_en[2] << 192    # A[7:6] = 1
-    u = feed([F(place(0, request_field(r, 0)), d[0]), F(d[1], d[2]), F(d[3], d[4]),
-              F(d[5], be)])
-    assert u.requests == [r] and u.idle()
+    flits, items = ex.table_5_7(random.Random(7), pool=0)
+    u = feed(flits)
+    assert u.requests == items and u.idle()
     assert " ".join(u.trace) == "CD DD DD DB"
 
 
@@ -343,28 +329,16 @@ def test_table_5_10_three_requests_one_control():
 def test_table_5_12_read_responses_rx():
     """CRR0 (compressed, 2 beats) at sector 2, RdRsp2 at 5-4, RdRsp1 at 7-6 (uncompressed
     OKAY fields, legal though not what our packer sends); data in sector order."""
-    rng = random.Random(12)
-    r0, r1, r2 = (make_read_response(rng, 1) for _ in range(3))
-
-    def uncompressed(r):
-        return encode_field(FType.RESPONSE, VCHAN=r.vc, TAG=r.tag, LEN=1, RDWR=1, LAST=1,
-                            SRCACCID=r.src_acc, DSTACCID=r.dst_acc)
-    a, b, c = ([x for beat in r.data for x in halves(beat)] for r in (r0, r1, r2))
-    ctrl = place(2, response_field(r0, 0)[1]) | place(4, uncompressed(r2)) | place(
-        6, uncompressed(r1))
-    u = feed([F(ctrl, a[0]), F(a[1], a[2]), F(a[3], c[0]), F(c[1], c[2]), F(c[3], b[0]),
-              F(b[1], b[2]), F(0, b[3])])
-    assert u.responses == [as_received(r0), r2, r1] and u.idle()
+    flits, items = ex.table_5_12(random.Random(12), pool=0)
+    u = feed(flits)
+    assert u.responses == items and u.idle()
     assert " ".join(u.trace) == "CD DD DD DD DD DD CD"
 
 
 def test_table_5_13_poisoned_writefull_beat():
-    r = make_request(random.Random(13), WRITE_FULL, 0x8_0000, 256, error=[0, 1, 0, 0])
-    d = [h for beat in r.data for h in halves(beat)]
-    u = feed([F(place(4, request_field(r, 0)), d[0]), F(d[1], poison(d[2]), m1=True),
-              F(poison(d[3]), d[4], m0=True), F(d[5], d[6]),
-              F(place(3, fc_field("pool", {"req_data": 4})), d[7])])
-    assert u.requests == [as_received(r)] and u.requests[0].error == (False, True, False, False)
+    flits, items = ex.table_5_13(random.Random(13), pool=0)
+    u = feed(flits)
+    assert u.requests == items and u.requests[0].error == (False, True, False, False)
     assert u.poisoned_halves == 2 and u.idle()
     assert " ".join(u.trace) == "CD DP PD DD CD"
 
@@ -379,45 +353,25 @@ def test_table_5_14_poisoned_atomic_operands():
 
 
 def test_table_5_15_writefull_and_write_response_efficiency():
-    rng = random.Random(15)
-    r0, r1 = (make_request(rng, WRITE_FULL, 0x100 * k, 256) for k in (1, 2))
-    ra, rb = make_write_response(rng, status=2), make_write_response(rng, status=3)
-    d0, d1 = ([h for beat in r.data for h in halves(beat)] for r in (r0, r1))
-    fc = place(0, fc_field("pool", {"rsp_cmd": 1}))
-
-    def ctrl(r, rsp):
-        return fc | place(2, response_field(rsp, 0)[1]) | place(4, request_field(r, 0))
-    flits = ([F(ctrl(r0, ra), d0[0])] + [F(d0[i], d0[i + 1]) for i in (1, 3, 5)]
-             + [F(ctrl(r1, rb), d0[7])] + [F(d1[i], d1[i + 1]) for i in (0, 2, 4, 6)])
+    flits, items = ex.table_5_15(random.Random(15), pool=0)
     u = feed(flits)
-    assert u.requests == [r0, r1] and u.responses == [ra, rb] and u.idle()
+    assert u.requests == items[0::2] and u.responses == items[1::2] and u.idle()
     assert len(flits) == 9 and efficiency(u.data_halves, u.flits) == Fraction(512, 576)
 
 
 def test_table_5_16_three_writefulls_three_cwr_efficiency():
-    rng = random.Random(16)
-    reqs = [make_request(rng, WRITE_FULL, 0x100 * k, 256) for k in range(3)]
-    cwrs = [make_write_response(rng) for _ in range(3)]
-    h = [x for r in reqs for beat in r.data for x in halves(beat)]
-    c0 = place(0, request_field(reqs[0], 0)) | place(4, request_field(reqs[1], 0))
-    c1 = (place(0, fc_field("vc3", {"req_cmd": 3})) | place(4, request_field(reqs[2], 0))
-          | sum(place(1 + k, response_field(r, 0)[1]) for k, r in enumerate(cwrs)))
-    flits = ([F(c0, h[0])] + [F(h[i], h[i + 1]) for i in range(1, 15, 2)] + [F(c1, h[15])]
-             + [F(h[i], h[i + 1]) for i in range(16, 24, 2)])
+    flits, items = ex.table_5_16(random.Random(16), pool=0)
     u = feed(flits)
-    assert u.requests == reqs and u.responses == [as_received(r) for r in cwrs] and u.idle()
+    assert u.requests == items[:3] and u.responses == items[3:] and u.idle()
     assert len(flits) == 13 and efficiency(u.data_halves, u.flits) == Fraction(768, 832)
 
 
 def test_messages_delay_the_sequence():
     """[§5.1.2]: NOP and Initial Credit Release Complete messages delay the data; a message in
     the control position does not push the control into the upper half."""
-    r = make_request(random.Random(17), WRITE_FULL, 0x40, 128)
-    d = [h for beat in r.data for h in halves(beat)]
-    u = feed([F(place(0, request_field(r, 0)), d[0]), F(tl.MSG_NOP, d[1], m0=True),
-              F(d[2], tl.MSG_INIT_DONE, m1=True), F(tl.MSG_NOP, d[3], m0=True),
-              F(tl.MSG_INIT_DONE, 0, m0=True)])
-    assert u.requests == [r] and u.peer_init_done and u.idle()
+    flits, items = ex.messages_delay(random.Random(17), pool=0)
+    u = feed(flits)
+    assert u.requests == items and u.peer_init_done and u.idle()
     assert " ".join(u.trace) == "CD MD DM MD MN"
 
 

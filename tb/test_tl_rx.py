@@ -25,20 +25,13 @@ from sim import harness
 from sim.tl_env import config_credits
 from sim.tl_examples import EXAMPLES, build
 from sim.tl_rx_env import TlRxEnv
-from sim.tl_traffic import as_received, random_request, random_response
-
-
-def _items(rng, n):
-    return [random_request(rng) if rng.random() < 0.5 else random_response(rng)
-            for _ in range(n)]
-
-
-def _expected(items):
-    """``(requests, read responses, write responses)`` the far side must deliver."""
-    got = [as_received(i) for i in items]
-    return ([i for i in got if isinstance(i, Request)],
-            [i for i in got if isinstance(i, ReadResponse)],
-            [i for i in got if isinstance(i, WriteResponse)])
+from sim.tl_traffic import (
+    as_received,
+    by_kind,
+    random_items,
+    random_request,
+    upli_transfers,
+)
 
 
 def _peer_advertise(rng):
@@ -94,10 +87,6 @@ async def _settle(env, want, model=None, limit=4000):
     assert env.count() == want, f"{env.count()} UPLI transfers, expected {want}"
 
 
-def _transfers(reqs, reads, writes):
-    return (len(reqs) + sum(r.beats for r in reqs) + sum(r.beats for r in reads) + len(writes))
-
-
 async def _traffic(env, items, idle, backpressure):
     """Reset, send ``items`` through a fresh model, check delivery and credits."""
     env.set_backpressure(backpressure)
@@ -105,8 +94,8 @@ async def _traffic(env, items, idle, backpressure):
     advertise = _peer_advertise(env.rng)
     model = Packer(advertise, init)
     flits = await _run(env, model, items, idle)
-    want = _expected(items)
-    await _settle(env, _transfers(*want), model)
+    want = by_kind(items)
+    await _settle(env, upli_transfers(items), model)
     got = env.delivered()
     for g, w, what in zip(got, want, ("requests", "read responses", "write responses")):
         assert g == w, f"{what} differ"
@@ -128,7 +117,7 @@ async def _traffic(env, items, idle, backpressure):
 async def rx_random_traffic(dut):
     """Every command/length/VC/status with poison; random idle and UPLI backpressure."""
     env = TlRxEnv(dut)
-    flits = await _traffic(env, _items(env.rng, 500), idle=0.3, backpressure=0.3)
+    flits = await _traffic(env, random_items(env.rng, 500), idle=0.3, backpressure=0.3)
     dut._log.info("%d flits", len(flits))
 
 
@@ -136,8 +125,8 @@ async def rx_random_traffic(dut):
 async def rx_back_to_back(dut):
     """One flit per clock, heavy backpressure: the buffers and credits carry the load."""
     env = TlRxEnv(dut)
-    await _traffic(env, _items(env.rng, 300), idle=0.0, backpressure=0.0)
-    await _traffic(env, _items(env.rng, 300), idle=0.0, backpressure=0.7)
+    await _traffic(env, random_items(env.rng, 300), idle=0.0, backpressure=0.0)
+    await _traffic(env, random_items(env.rng, 300), idle=0.0, backpressure=0.7)
 
 
 @cocotb.test(timeout_time=200, timeout_unit="us")
@@ -198,9 +187,9 @@ async def rx_error(dut, kind):
     env.set_backpressure(0.2)
     init = await env.reset()
     model = Packer(credit_table(), init)
-    before = _items(env.rng, 12)
+    before = random_items(env.rng, 12)
     await _run(env, model, before)
-    await _settle(env, _transfers(*_expected(before)), model)   # buffers empty again
+    await _settle(env, upli_transfers(before), model)   # buffers empty again
     bad = _bad_flits(kind, env.rng)
     ref = Unpacker(buffers=config_credits(env.config))
     for flit in bad:
@@ -211,17 +200,17 @@ async def rx_error(dut, kind):
     for flit in [Flit(0)] * RSP_LIMIT + bad:
         env.drive(flit)
         await env.edge()
-    after = _items(env.rng, 12)
+    after = random_items(env.rng, 12)
     await _run(env, model, after, idle=0.2, limit=400, stall_ok=True)
-    want = _expected(before)
+    want = by_kind(before)
     want = (want[0], want[1], want[2] + [as_received(i) for i in ref.responses])
-    await _settle(env, _transfers(*want))
+    await _settle(env, upli_transfers(before + ref.responses))
     assert env.delivered() == want
     assert env.dut.error.value
     counts = env.error_counts()
     assert counts == [int(k == RxError[kind.upper()]) for k in RxError], counts
     # reset heals
-    again = _items(env.rng, 20)
+    again = random_items(env.rng, 20)
     await _traffic(env, again, idle=0.1, backpressure=0.2)
     assert env.error_counts() == [0] * len(RxError)
 
@@ -256,7 +245,7 @@ async def rx_spec_examples(dut):
         for flit in flits:
             env.drive(flit)
             await env.edge()
-        await _settle(env, _transfers(*want))
+        await _settle(env, upli_transfers(items))
         got = env.delivered()
         for kind, g, w in zip(("requests", "reads", "writes"), got, want):
             assert len(g) == len(w), f"{name}: {len(g)} {kind}, expected {len(w)}"

@@ -7,14 +7,21 @@ import pytest
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from rtl.model.tl import (
-    CLASSES, SLOTS, Packer, ReadResponse, Request, Unpacker, WriteResponse, credit_table,
+    CLASSES,
+    SLOTS,
+    Packer,
+    ReadResponse,
+    Request,
+    Unpacker,
+    WriteResponse,
+    credit_table,
 )
 from rtl.tl.layout import TlConfig
 from rtl.tl.tx import TlTx
 from sim import harness
 from sim.streams import random_pauses
 from sim.tl_env import TlTxEnv, config_credits
-from sim.tl_traffic import as_received, random_request, random_response
+from sim.tl_traffic import as_received, random_items, random_request, random_response
 
 
 def _burst(rng, config, n_req, n_rsp):
@@ -129,8 +136,7 @@ async def tx_random_timing(dut):
     env.flits.set_backpressure(random_pauses(env.rng, 0.3))
     for source in (env.req, env.orig, env.rd_rsp, env.wr_rsp):
         source.set_idle(random_pauses(env.rng, 0.3))
-    items = [random_request(env.rng) if env.rng.random() < 0.5 else random_response(env.rng)
-             for _ in range(300)]
+    items = random_items(env.rng, 300)
     await env.release(config_credits(env.config))
     flits = []
 

@@ -20,7 +20,7 @@ half_layout = data.StructLayout({"data": HALF_BITS, "msg": 1})
 class _State:
     """The sequencer's registers, or the values they would take after some half-flits."""
 
-    def __init__(self, m, name, sched):
+    def __init__(self, name, sched):
         self.carry = Signal(half_layout, name=f"{name}_carry")
         self.carry_valid = Signal(name=f"{name}_carry_valid")
         self.beats = [Signal(3, name=f"{name}_r{i}_beats") for i in range(REQS_PER_CONTROL)]
@@ -84,9 +84,9 @@ class DataSequencer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         sched = Signal(schedule_layout)
-        reg = _State(m, "reg", sched)
+        reg = _State("reg", sched)
         m.d.comb += self.idle.eq(reg.idle())
-        fresh = _State(m, "fresh", self.schedule)          # a new schedule, nothing sent yet
+        fresh = _State("fresh", self.schedule)          # a new schedule, nothing sent yet
         m.d.comb += [
             *(fresh.beats[i].eq(self.schedule.req[i].beats) for i in range(REQS_PER_CONTROL)),
             *(fresh.be[i].eq(self.schedule.req[i].be) for i in range(REQS_PER_CONTROL)),
@@ -94,7 +94,7 @@ class DataSequencer(wiring.Component):
         ]
         start_fresh = Signal()
         m.d.comb += start_fresh.eq(self.fresh & reg.idle())
-        cur = _State(m, "cur", Signal(schedule_layout, name="cur_sched"))
+        cur = _State("cur", Signal(schedule_layout, name="cur_sched"))
         m.d.comb += [a.eq(Mux(start_fresh, b, c))
                      for a, b, c in zip(cur.signals() + [cur.sched],
                                         fresh.signals() + [fresh.sched],
@@ -123,7 +123,7 @@ class DataSequencer(wiring.Component):
     def _step(self, m, name, s):
         """One data half-flit from state ``s``: returns the state after it, the half-flit,
         whether it can be sent now and which queue (request, response) it pops."""
-        n = _State(m, name, s.sched)
+        n = _State(name, s.sched)
         out = Signal(half_layout, name=f"{name}_out")
         ok, pop_req, pop_rsp = Signal(name=f"{name}_ok"), Signal(name=f"{name}_pop_req"), \
             Signal(name=f"{name}_pop_rsp")
