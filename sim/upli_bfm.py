@@ -17,7 +17,7 @@ from rtl.tl.layout import (
     wr_rsp_layout,
 )
 
-__all__ = ["Credits", "UpliItemSender", "UpliReceiver"]
+__all__ = ["Credits", "UpliItemSender", "UpliReceiver", "request_beats", "response_beats"]
 
 #: Most credits one clock of ``*CreditPort0Num`` carries (Num + 1).
 _NUM_MAX = 4
@@ -65,7 +65,7 @@ class UpliItemSender:
                                 getattr(dut, f"{prefix}{name}__payload"),
                                 Credits(dut, f"{prefix}{name}"))
                          for name in ("req", "orig", "rd_rsp", "wr_rsp")}
-        self.requests, self.responses = [], []
+        self.requests, self.responses, self.raw, self.busy = [], [], [], False
         for vld, _, _ in self.channels.values():
             vld.value = 0
         cocotb.start_soon(self._run())
@@ -73,8 +73,14 @@ class UpliItemSender:
     def send(self, item):
         (self.requests if isinstance(item, Request) else self.responses).append(item)
 
+    def send_raw(self, clocks):
+        """Drive ``clocks``, a list of ``{channel: payload bits}``, one clock each, exactly as
+        given (protocol violations included), once no item is in progress and pool credits
+        for all its beats are held. The payloads must name pool credits (``pool`` = 1)."""
+        self.raw.append(clocks)
+
     def idle(self):
-        return not (self.requests or self.responses)
+        return not (self.requests or self.responses or self.raw or self.busy)
 
     def _drive(self, name, beats):
         vld, payload, _ = self.channels[name]
@@ -82,17 +88,37 @@ class UpliItemSender:
         if beats:
             payload.value = beats.pop(0)
 
+    def _raw_credits(self, clocks):
+        """Spend pool credits for every beat of ``clocks`` if all are held."""
+        need = {name: sum(name in c for c in clocks) for name in self.channels}
+        if not all(self.channels[n][2].ready and self.channels[n][2].pool >= k
+                   for n, k in need.items()):
+            return False
+        for name, k in need.items():
+            self.channels[name][2].pool -= k
+        return True
+
     async def _run(self):
         req_beats, rsp_beats = [], []                   # packed beats still to go, in order
+        raw = []
         while True:
             await RisingEdge(self.dut.clk)
             for _, _, credits in self.channels.values():
                 credits.sample()
-            if not req_beats and self.requests:
+            if raw or (self.raw and not (req_beats or rsp_beats)
+                       and self._raw_credits(self.raw[0])):
+                raw = raw or self.raw.pop(0)
+                clock = raw.pop(0)
+                for name in self.channels:
+                    self._drive(name, [clock[name]] if name in clock else [])
+                self.busy = bool(raw)
+                continue
+            self.busy = bool(req_beats or rsp_beats)
+            if not req_beats and self.requests and not self.raw:
                 req_beats = self._request(self.requests[0])
                 if req_beats:
                     self.requests.pop(0)
-            if not rsp_beats and self.responses:
+            if not rsp_beats and self.responses and not self.raw:
                 rsp_beats = self._response(self.responses[0])
                 if rsp_beats:
                     self.responses.pop(0)
@@ -115,17 +141,7 @@ class UpliItemSender:
         credits.spend(r.vc, 1, pool)
         if r.beats:
             data.spend(r.vc, r.beats, data_pool)
-        head = request_layout.const({
-            "cmd": r.cmd, "vc": r.vc, "asi": r.asi, "tag": r.tag, "attr": r.attr,
-            "len": r.length, "metadata": r.metadata, "addr": r.addr, "src_acc": r.src_acc,
-            "dst_acc": r.dst_acc, "num_beats": r.num_beats, "pool": pool}).as_bits()
-        beats = [("req", head)]
-        for k, (d, be, err) in enumerate(zip(r.data, r.byte_en, r.error)):
-            beats.append(("orig", orig_data_layout.const({
-                "data": int.from_bytes(d, "little"), "byte_en": be, "offset": k,
-                "last": k == r.beats - 1, "error": err, "vc": r.vc,
-                "pool": data_pool}).as_bits()))
-        return beats
+        return request_beats(r, pool, data_pool)
 
     def _response(self, r):
         name = "rd_rsp" if isinstance(r, ReadResponse) else "wr_rsp"
@@ -137,17 +153,39 @@ class UpliItemSender:
         if pool is None:
             return []
         credits.spend(r.vc, n, pool)
-        if name == "wr_rsp":
-            return [(name, wr_rsp_layout.const({
-                "vc": r.vc, "pool": pool, "tag": r.tag, "src_acc": r.src_acc,
-                "dst_acc": r.dst_acc, "status": r.status}).as_bits())]
-        multi = r.num_beats != 0
-        return [(name, rd_rsp_layout.const({
-            "data": int.from_bytes(d, "little"), "vc": r.vc, "pool": pool, "tag": r.tag,
-            "src_acc": r.src_acc, "dst_acc": r.dst_acc, "num_beats": r.num_beats,
-            "status": r.status, "offset": k if multi else r.offset,
-            "last": (k == r.num_beats) if multi else r.last, "error": err}).as_bits())
-            for k, (d, err) in enumerate(zip(r.data, r.error))]
+        return response_beats(r, pool)
+
+
+def request_beats(r, pool=1, data_pool=1):
+    """The UPLI transfers of request ``r``: ``[("req", bits), ("orig", bits), ...]``, in order
+    (beat 0 goes in the request's clock)."""
+    head = request_layout.const({
+        "cmd": r.cmd, "vc": r.vc, "asi": r.asi, "tag": r.tag, "attr": r.attr,
+        "len": r.length, "metadata": r.metadata, "addr": r.addr, "src_acc": r.src_acc,
+        "dst_acc": r.dst_acc, "num_beats": r.num_beats, "pool": pool}).as_bits()
+    beats = [("req", head)]
+    for k, (d, be, err) in enumerate(zip(r.data, r.byte_en, r.error)):
+        beats.append(("orig", orig_data_layout.const({
+            "data": int.from_bytes(d, "little"), "byte_en": be, "offset": k,
+            "last": k == r.beats - 1, "error": err, "vc": r.vc,
+            "pool": data_pool}).as_bits()))
+    return beats
+
+
+def response_beats(r, pool=1):
+    """The UPLI transfers of response ``r``: ``[("rd_rsp", bits), ...]`` or
+    ``[("wr_rsp", bits)]``."""
+    if not isinstance(r, ReadResponse):
+        return [("wr_rsp", wr_rsp_layout.const({
+            "vc": r.vc, "pool": pool, "tag": r.tag, "src_acc": r.src_acc,
+            "dst_acc": r.dst_acc, "status": r.status}).as_bits())]
+    multi = r.num_beats != 0
+    return [("rd_rsp", rd_rsp_layout.const({
+        "data": int.from_bytes(d, "little"), "vc": r.vc, "pool": pool, "tag": r.tag,
+        "src_acc": r.src_acc, "dst_acc": r.dst_acc, "num_beats": r.num_beats,
+        "status": r.status, "offset": k if multi else r.offset,
+        "last": (k == r.num_beats) if multi else r.last, "error": err}).as_bits())
+        for k, (d, err) in enumerate(zip(r.data, r.error))]
 
 
 class UpliReceiver:

@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 from ..config import ConfiguredComponent
 from .layout import (
     TlConfig,
+    UpliError,
     flit_stream,
     rx_error_counts,
     upli_members,
@@ -45,6 +46,8 @@ class TlCore(ConfiguredComponent):
         The receiver's fatal error and its per-kind counters.
     credits : Out(credit_array(CREDIT_BITS))
         TL credits the packer holds (for credit-conservation checks).
+    upli_events : Out(len(UpliError))
+        The packer's UPLI violation pulses (:attr:`~rtl.tl.tx.TlTx.upli_events`).
 
     Latency and throughput are those of :class:`~rtl.tl.tx.TlTx` and :class:`~rtl.tl.rx.TlRx`.
     """
@@ -62,6 +65,7 @@ class TlCore(ConfiguredComponent):
             "error": Out(1),
             "error_counts": Out(rx_error_counts),
             "credits": Out(credit_array(CREDIT_BITS)),
+            "upli_events": Out(len(UpliError)),
         })
 
     def elaborate(self, platform):
@@ -77,6 +81,6 @@ class TlCore(ConfiguredComponent):
             tx.grant.eq(rx.grant), tx.give.eq(rx.give), tx.give_init.eq(rx.give_init),
             self.init_sent.eq(tx.init_sent), self.peer_init.eq(rx.peer_init),
             self.error.eq(rx.error), self.error_counts.eq(rx.error_counts),
-            self.credits.eq(tx.credits),
+            self.credits.eq(tx.credits), self.upli_events.eq(tx.upli_events),
         ]
         return m

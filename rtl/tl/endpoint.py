@@ -14,8 +14,11 @@ from .layout import (
     request_layout,
     rx_error_counts,
     upli_channel,
+    upli_error_counts,
     wr_rsp_layout,
 )
+from .upli_check import UpliRequestCheck, count_errors
+from .upli_rsp_check import UpliResponseCheck
 from .upli_rx import UpliReceiver
 from .upli_tx import UpliRequestSender, UpliSender
 
@@ -47,6 +50,12 @@ class TlEndpoint(ConfiguredComponent):
         As in :class:`~rtl.tl.core.TlCore`.
     overrun : Out(16)
         UPLI beats that arrived without credit, all channels (dropped).
+    upli_errors : Out(upli_error_counts)
+        UPLI protocol violations on the four channels in, by
+        :class:`~rtl.tl.layout.UpliError` kind (8-bit saturating; a kind counts one per clock
+        however many transfers showed it). Each is answered as README §5 says; none stops the
+        TL. Checked by :class:`~rtl.tl.upli_check.UpliRequestCheck` and
+        :class:`~rtl.tl.upli_rsp_check.UpliResponseCheck` on the wires, and by the packer.
     """
 
     config_class = TlConfig
@@ -65,17 +74,28 @@ class TlEndpoint(ConfiguredComponent):
             "error": Out(1),
             "error_counts": Out(rx_error_counts),
             "overrun": Out(16),
+            "upli_errors": Out(upli_error_counts),
         })
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.core = core = TlCore(self.config)
+        m.submodules.req_check = req_check = UpliRequestCheck()
+        m.submodules.rsp_check = rsp_check = UpliResponseCheck()
+        checked = {"req": (req_check, req_check.req_discard),
+                   "orig": (req_check, req_check.orig_discard),
+                   "rd_rsp": (rsp_check, rsp_check.rd_discard), "wr_rsp": (rsp_check, 0)}
         overruns = []
         for name, layout in _LAYOUTS.items():
             m.submodules[f"{name}_in"] = rcv = UpliReceiver(layout, UPLI_DEPTH)
-            wiring.connect(m, wiring.flipped(getattr(self, name)), rcv.i)
+            check, discard = checked[name]
+            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(check, name))
+            wiring.connect(m, getattr(check, f"{name}_o"), rcv.i)
+            m.d.comb += rcv.discard.eq(discard)
             wiring.connect(m, rcv.o, getattr(core, name))
             overruns.append(rcv.overrun)
+        count_errors(m, self.upli_errors,
+                     req_check.events | rsp_check.events | core.upli_events)
         m.submodules.req_out = req_out = UpliRequestSender()
         wiring.connect(m, core.rx_req, req_out.req)
         wiring.connect(m, core.rx_orig, req_out.orig)

@@ -21,7 +21,8 @@ __all__ = [
     "control_half", "flit_layout", "flit_stream",
     "request_layout", "orig_data_layout", "rd_rsp_layout", "wr_rsp_layout",
     "request_stream", "orig_data_stream", "rd_rsp_stream", "wr_rsp_stream", "upli_members",
-    "credit_update_layout", "UPLI_PORTS", "upli_credit_layout", "upli_channel", "TlConfig",
+    "credit_update_layout", "UPLI_PORTS", "upli_credit_layout", "upli_channel", "UpliError",
+    "upli_error_counts", "TlConfig",
 ]
 
 SECTOR_BITS = 32                 # [UALink 1.0 §5.1.1] a sector is 4 bytes
@@ -251,6 +252,24 @@ credit_update_layout = data.StructLayout({
 
 #: One 8-bit saturating counter per :class:`RxError` kind.
 rx_error_counts = data.ArrayLayout(8, len(RxError))
+
+
+class UpliError(py_enum.IntEnum):
+    """UPLI protocol violations seen on the channels into the TL, and what is done about each
+    (README §5) [ours]. None stops the TL; good traffic around them is not touched."""
+    RESERVED_COMMAND = 0     # request dropped with its announced beats
+    IMPOSSIBLE_LENGTH = 1    # same: 256-byte crossing, NumBeats, WriteFull, ReqAddr[1:0]
+    MISSING_BEAT0 = 2        # data request without beat 0 in its clock: dropped
+    STRAY_DATA = 3           # OrigData beat with none due: dropped
+    BEAT_SEQUENCE = 4        # wrong OrigDataOffset (beat poisoned) or OrigDataLast (mended)
+    WRITEFULL_BYTE_EN = 5    # WriteFull beat with a byte enable clear: poisoned
+    TRUNCATED_BURST = 6      # data request while beats are due: those beats sent poisoned
+    RESERVED_STATUS = 7      # response sent with TARGET ABORT instead
+    RSP_SEQUENCE = 8         # read-response beats out of order, stray or missing
+
+
+#: One 8-bit saturating counter per :class:`UpliError` kind.
+upli_error_counts = data.ArrayLayout(8, len(UpliError))
 
 
 @dataclasses.dataclass(frozen=True)

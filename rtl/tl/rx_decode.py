@@ -12,7 +12,6 @@ from .layout import (
     FType,
     ReqCmd,
     RxError,
-    Status,
     credit_update_layout,
     flow_control,
     request_layout,
@@ -21,30 +20,14 @@ from .layout import (
     uncompressed_response,
     write_or_multi_response,
 )
+from .rules import legal_command, legal_status, request_beats, request_length_ok
 
-__all__ = [
-    "LEGAL_COMMANDS",
-    "QUADS",
-    "READ_STATUSES",
-    "REQS_PER_HALF",
-    "WRITE_STATUSES",
-    "ControlDecoder",
-    "request_beats",
-    "rx_rsp_entry",
-    "segment_layout",
-]
+__all__ = ["QUADS", "REQS_PER_HALF", "ControlDecoder", "rx_rsp_entry", "segment_layout"]
 
 #: Uncompressed requests in one control half-flit: tops at sectors 3 and 7.
 REQS_PER_HALF = 2
 #: Groups of four sectors; a request fills one, responses share one.
 QUADS = SECTORS_PER_HALF // 4
-
-#: [Table 2-6] legal request commands (README §4).
-LEGAL_COMMANDS = frozenset([0x03, *range(0x08, 0x10), 0x28, 0x29, 0x2A, *range(0x2C, 0x30),
-                            0x30, 0x32, *range(0x3C, 0x40)])
-#: [Tables 2-9, 2-12] legal response status codes.
-READ_STATUSES = frozenset(s.value for s in Status if s is not Status.ISOLATE)
-WRITE_STATUSES = frozenset(s.value for s in Status)
 
 #: A response as the receiver keeps it (``rd`` 1 = read; ``pool`` is the field's POOL, a
 #: credit attribute; UPLI outputs carry pool = 0).
@@ -56,15 +39,6 @@ rx_rsp_entry = data.StructLayout({
 #: The data half-flits one group of four sectors calls for, in order: a request's beats then
 #: its byte-enable half, or the beats of the responses of the group.
 segment_layout = data.StructLayout({"req": 1, "halves": 6, "be": 1})
-
-
-def _mask(values, width):
-    return Const(sum(1 << v for v in values), width)
-
-
-def request_beats(cmd, num_beats):
-    """Data beats of a request: ``num_beats + 1`` for a command with data (CMD[5]), else 0."""
-    return Mux(cmd[5], num_beats + 1, 0)
 
 
 class ControlDecoder(wiring.Component):
@@ -152,15 +126,14 @@ class ControlDecoder(wiring.Component):
         return m
 
     def _requests(self, m, sec, ft, top, err):
-        legal = _mask(LEGAL_COMMANDS, 64)
         for q in range(QUADS):
             f = Signal(uncompressed_request, name=f"req{q}_field")
             m.d.comb += f.eq(Cat(*sec[4 * q:4 * q + 4]))
-            ok_len = Signal(name=f"req{q}_len_ok")
-            m.d.comb += ok_len.eq(self._length_ok(m, f, f"req{q}"))
+            ok_len = request_length_ok(m, f.cmd, Cat(Const(0, 2), f.addr[:6]), f.len,
+                                       f.num_beats, f"req{q}")
             valid = Signal(name=f"req{q}_valid")
             m.d.comb += valid.eq(top[4 * q + 3] & (ft[4 * q + 3] == FType.REQUEST.value))
-            legal_cmd = legal.bit_select(f.cmd, 1)
+            legal_cmd = legal_command(f.cmd)
             err[RxError.RESERVED_COMMAND].append(valid & ~legal_cmd)
             err[RxError.IMPOSSIBLE_LENGTH].append(valid & legal_cmd & ~ok_len)
             r = self.req[q]
@@ -172,35 +145,8 @@ class ControlDecoder(wiring.Component):
                 r.dst_acc.eq(f.dst_acc), r.num_beats.eq(f.num_beats), r.pool.eq(f.pool),
             ]
 
-    @staticmethod
-    def _length_ok(m, f, name):
-        """README §4 length checks of a request field."""
-        a256 = Signal(8, name=f"{name}_a256")
-        nbytes = Signal(9, name=f"{name}_bytes")
-        in_block = Signal(name=f"{name}_in_block")
-        beats_ok = Signal(name=f"{name}_beats_ok")
-        ok = Signal(name=f"{name}_ok")
-        m.d.comb += [
-            a256.eq(Cat(Const(0, 2), f.addr[:6])),
-            nbytes.eq((f.len + 1) << 2),
-            in_block.eq(a256 + nbytes <= 256),
-            beats_ok.eq(f.num_beats + 1 == ((a256[:6] + nbytes + 63) >> 6)),
-        ]
-        with m.If(f.cmd == ReqCmd.READ.value):
-            m.d.comb += ok.eq(in_block)
-        with m.Elif(f.cmd[4:6] == 0b10):
-            full = f.cmd == ReqCmd.WRITE_FULL.value
-            m.d.comb += ok.eq(in_block & beats_ok
-                              & (~full | ((a256[:6] == 0) & (f.len[:4] == 0xF))))
-        with m.Elif((f.cmd == ReqCmd.ATOMIC_R.value) | (f.cmd == ReqCmd.ATOMIC_NR.value)):
-            m.d.comb += ok.eq(f.num_beats == 0)
-        with m.Else():
-            m.d.comb += ok.eq(1)
-        return ok
-
     def _responses(self, m, sec, ft, top, err):
         """Responses at each top sector; returns their data beats."""
-        rd_ok, wr_ok = _mask(READ_STATUSES, 16), _mask(WRITE_STATUSES, 16)
         beats = []
         for s in range(SECTORS_PER_HALF):
             e = self.rsp[s]
@@ -237,9 +183,7 @@ class ControlDecoder(wiring.Component):
                         e.pool.eq(full.pool), e.src_acc.eq(full.src_acc),
                         e.dst_acc.eq(full.dst_acc), n.eq(Mux(full.rd, full.len + 1, 0)),
                     ]
-                status_ok = Mux(full.rd, rd_ok.bit_select(full.status, 1),
-                                wr_ok.bit_select(full.status, 1))
-                err[RxError.RESERVED_STATUS].append(is_full & ~status_ok)
+                err[RxError.RESERVED_STATUS].append(is_full & ~legal_status(full.rd, full.status))
                 valid = valid | is_full
             m.d.comb += self.rsp_valid[s].eq(valid)
             beats.append(n)

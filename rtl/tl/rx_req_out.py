@@ -14,7 +14,7 @@ from .layout import (
     request_layout,
     request_stream,
 )
-from .rx_decode import request_beats
+from .rules import request_beats
 from .rx_front import rx_beat_layout
 
 __all__ = ["RequestDeliver"]

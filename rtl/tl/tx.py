@@ -13,6 +13,7 @@ from .layout import (
     CreditSlot,
     MsgType,
     TlConfig,
+    UpliError,
     credit_update_layout,
     flit_stream,
     upli_members,
@@ -52,6 +53,10 @@ class TlTx(ConfiguredComponent):
         Credits held (for credit-conservation checks).
     pending : Out(credit_array(CREDIT_BITS))
         Credits released by the local receiver and not yet sent.
+    upli_events : Out(len(UpliError))
+        Pulses of :attr:`~rtl.tl.layout.UpliError.TRUNCATED_BURST` and
+        :attr:`~rtl.tl.layout.UpliError.RSP_SEQUENCE` when a write burst or a multi-beat read
+        response was closed early and its missing beats are sent poisoned (README §5).
 
     Latency: a request or response accepted at clock ``t`` can leave in the flit presented at
     ``t + 3`` when the link is idle. Throughput: one flit per clock while data is queued.
@@ -69,6 +74,7 @@ class TlTx(ConfiguredComponent):
             "init_sent": Out(1),
             "credits": Out(credit_array(CREDIT_BITS)),
             "pending": Out(credit_array(CREDIT_BITS)),
+            "upli_events": Out(len(UpliError)),
         })
 
     def elaborate(self, platform):
@@ -85,6 +91,10 @@ class TlTx(ConfiguredComponent):
         m.submodules.seq = seq = DataSequencer()
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
+        m.d.comb += [
+            self.upli_events[UpliError.TRUNCATED_BURST].eq(intake.req_truncated),
+            self.upli_events[UpliError.RSP_SEQUENCE].eq(intake.rsp_truncated),
+        ]
         wiring.connect(m, intake.req_entry, req_q.i)
         wiring.connect(m, intake.rsp_entry, rsp_q.i)
         for fifo, src, dst in ((req_data, intake.req_beat, seq.req_data),

@@ -19,7 +19,13 @@ from .layout import (
 from .tx_data import req_beat_layout, rsp_beat_layout
 from .tx_pick import tx_req_entry, tx_rsp_entry
 
-__all__ = ["TxIntake"]
+__all__ = ["BURST_TIMEOUT", "TxIntake"]
+
+#: Clocks a write burst or multi-beat read response may pause, with room to take its next
+#: beat, before its missing beats are made up [ours]. A UPLI sender sends the beats of one
+#: transfer back to back while it holds credits [§2.7.8]; with the buffer empty every credit
+#: is back within a few clocks.
+BURST_TIMEOUT = 32
 
 
 class TxIntake(wiring.Component):
@@ -39,6 +45,11 @@ class TxIntake(wiring.Component):
         response queue, taken alternately when both wait.
     req_beat, rsp_beat : Out(stream)
         Data beats for the request-data and response-data queues.
+    req_truncated, rsp_truncated : Out(1)
+        Pulses when a write burst or a multi-beat read response is closed before its last beat:
+        the next one began (a beat with offset 0), or no beat came for :data:`BURST_TIMEOUT`
+        clocks while there was room. The missing beats are sent poisoned, with no data
+        (README §5) [ours]; a late beat of a closed burst is dropped.
 
     Purely combinational: it adds no latency; each output stream's ``ready`` gates the inputs.
     """
@@ -53,6 +64,8 @@ class TxIntake(wiring.Component):
             "rsp_entry": Out(stream.Signature(tx_rsp_entry)),
             "req_beat": Out(stream.Signature(req_beat_layout)),
             "rsp_beat": Out(stream.Signature(rsp_beat_layout)),
+            "req_truncated": Out(1),
+            "rsp_truncated": Out(1),
         })
 
     def elaborate(self, platform):
@@ -84,16 +97,29 @@ class TxIntake(wiring.Component):
             entry.be.eq(has_data & (req.cmd != ReqCmd.WRITE_FULL.value)),
             entry.be_pos.eq(req.addr[6:8]),
         ]
+        first = orig.offset == 0                     # beat 0 of a request
+        pad = self._truncation(m, beats_left, self.orig.valid, first, self.req_beat.ready,
+                               self.req_truncated, "req")
         with m.If(beats_left != 0):
             # Inside a write burst: beats flow; only data-less requests may pass.
             m.d.comb += [
-                self.req_beat.valid.eq(self.orig.valid),
-                self.orig.ready.eq(self.req_beat.ready),
                 self.req_entry.valid.eq(self.req.valid & ~has_data),
                 self.req.ready.eq(self.req_entry.ready & ~has_data),
             ]
-            with m.If(self.orig.valid & self.orig.ready):
+            with m.If(pad):
+                m.d.comb += [self.req_beat.valid.eq(1), self._filler(self.req_beat.payload)]
+            with m.Else():
+                m.d.comb += [self.req_beat.valid.eq(self.orig.valid),
+                             self.orig.ready.eq(self.req_beat.ready)]
+            with m.If(self.req_beat.valid & self.req_beat.ready):
                 m.d.sync += beats_left.eq(beats_left - 1)
+        with m.Elif(self.orig.valid & ~first):
+            # A further beat with no burst in progress (its burst was closed): dropped.
+            m.d.comb += [
+                self.orig.ready.eq(1),
+                self.req_entry.valid.eq(self.req.valid & ~has_data),
+                self.req.ready.eq(self.req_entry.ready & ~has_data),
+            ]
         with m.Else():
             both = Signal()
             m.d.comb += both.eq(self.req_entry.ready & (~has_data | self.req_beat.ready))
@@ -108,33 +134,77 @@ class TxIntake(wiring.Component):
             with m.If(self.req.valid & self.req.ready & has_data):
                 m.d.sync += beats_left.eq(req.num_beats)
 
+    @staticmethod
+    def _filler(beat):
+        """A beat that stands in for one that never came: no data, poisoned."""
+        return [beat.eq(0), beat.error.eq(1)]
+
+    @staticmethod
+    def _truncation(m, due, valid, first, ready, truncated, name):
+        """When the beats still ``due`` of a burst must be made up; returns ``pad``.
+
+        Padding starts when the next burst's first beat shows up (``valid & first``) or after
+        :data:`BURST_TIMEOUT` clocks in which no beat came although the data queue had room,
+        and goes on until nothing is due; ``truncated`` pulses once as it starts.
+        """
+        padding = Signal(name=f"{name}_padding")
+        wait = Signal(range(BURST_TIMEOUT + 1), name=f"{name}_wait")
+        pad = Signal(name=f"{name}_pad")
+        m.d.comb += [
+            pad.eq((due != 0) & (padding | (valid & first) | (wait == BURST_TIMEOUT))),
+            truncated.eq(pad & ~padding),
+        ]
+        with m.If(pad & ready & (due == 1)):
+            m.d.sync += padding.eq(0)
+        with m.Elif(pad):
+            m.d.sync += padding.eq(1)
+        with m.If((due != 0) & ~valid & ready & ~pad):
+            m.d.sync += wait.eq(wait + 1)
+        with m.Else():
+            m.d.sync += wait.eq(0)
+        return pad
+
     def _responses(self, m):
         rd, wr = self.rd_rsp.payload, self.wr_rsp.payload
         rd_head = Signal()                           # this read beat carries the field
-        m.d.comb += [
-            rd_head.eq((rd.num_beats == 0) | (rd.offset == 0)),
-            self.rsp_beat.payload.data.eq(rd.data),
-            self.rsp_beat.payload.error.eq(rd.error),
-        ]
+        due = Signal(2)                              # further beats of the response in progress
+        m.d.comb += rd_head.eq((rd.num_beats == 0) | (rd.offset == 0))
+        pad = self._truncation(m, due, self.rd_rsp.valid, rd_head, self.rsp_beat.ready,
+                               self.rsp_truncated, "rsp")
+        head = Signal()                              # a head that may go now
+        m.d.comb += head.eq(self.rd_rsp.valid & rd_head & (due == 0))
         prefer_wr = Signal()
         pick_wr = Signal()
-        m.d.comb += pick_wr.eq(self.wr_rsp.valid & (prefer_wr | ~(self.rd_rsp.valid & rd_head)))
+        m.d.comb += pick_wr.eq(self.wr_rsp.valid & (prefer_wr | ~head))
+        beat = self.rsp_beat.payload
+        with m.If(pad):
+            m.d.comb += [self.rsp_beat.valid.eq(1), self._filler(beat)]
+        with m.Elif(self.rd_rsp.valid & ~rd_head):
+            # A further beat adds data only; with no response in progress it is dropped.
+            m.d.comb += [
+                beat.data.eq(rd.data), beat.error.eq(rd.error),
+                self.rsp_beat.valid.eq(due != 0),
+                self.rd_rsp.ready.eq(self.rsp_beat.ready | (due == 0)),
+            ]
+        with m.Elif(head & ~pick_wr):
+            m.d.comb += [
+                beat.data.eq(rd.data), beat.error.eq(rd.error),
+                self.rsp_entry.valid.eq(self.rsp_beat.ready),
+                self.rsp_beat.valid.eq(self.rsp_entry.ready),
+                self.rd_rsp.ready.eq(self.rsp_beat.ready & self.rsp_entry.ready),
+                self.rsp_entry.payload.eq(self._read_entry(m, rd)),
+            ]
         with m.If(pick_wr):
             m.d.comb += [
                 self.rsp_entry.valid.eq(1),
                 self.wr_rsp.ready.eq(self.rsp_entry.ready),
                 self.rsp_entry.payload.eq(self._write_entry(m, wr)),
-                # continuation beats of a read response need no field
-                self.rsp_beat.valid.eq(self.rd_rsp.valid & ~rd_head),
-                self.rd_rsp.ready.eq(self.rsp_beat.ready & ~rd_head),
             ]
-        with m.Else():
-            m.d.comb += [
-                self.rsp_entry.valid.eq(self.rd_rsp.valid & rd_head & self.rsp_beat.ready),
-                self.rsp_beat.valid.eq(self.rd_rsp.valid & (~rd_head | self.rsp_entry.ready)),
-                self.rd_rsp.ready.eq(self.rsp_beat.ready & (~rd_head | self.rsp_entry.ready)),
-                self.rsp_entry.payload.eq(self._read_entry(m, rd)),
-            ]
+        with m.If(self.rsp_beat.valid & self.rsp_beat.ready):
+            with m.If(pad | ~rd_head):
+                m.d.sync += due.eq(due - 1)
+            with m.Else():
+                m.d.sync += due.eq(rd.num_beats)
         with m.If(self.rsp_entry.valid & self.rsp_entry.ready):
             m.d.sync += prefer_wr.eq(~pick_wr)
 

@@ -1,7 +1,7 @@
 """Receiving end of one UPLI channel: credit-based UPLI in, valid/ready stream out."""
 
 from amaranth import Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
@@ -29,10 +29,14 @@ class UpliReceiver(wiring.Component):
         The UPLI channel (port 0). A beat is taken whenever ``i.vld`` is set. ``i.credit``
         carries the credit returns to the sender: after reset, ``depth`` pool credits, up to
         four per clock, then ``init_done[0]`` rises and stays set. Afterwards each beat that
-        leaves on ``o`` returns one credit with the beat's ``pool`` and ``vc`` (§2.6: the
+        leaves the buffer returns one credit with the beat's ``pool`` and ``vc`` (§2.6: the
         receiver plays back the attributes the sender used).
+    discard : In(1)
+        Sampled with ``i.vld``: the beat is buffered but never appears on ``o``; it leaves the
+        buffer in its turn, without waiting for ``o.ready``, and returns its credit like any
+        other beat. Used to drop UPLI protocol violations without leaking credits.
     o : Out(stream.Signature(layout))
-        Beats toward the TL core. Nothing leaves before ``init_done``.
+        Beats toward the TL core, in arrival order. Nothing leaves before ``init_done``.
     overrun : Out(16)
         Beats that arrived with the buffer full, i.e. without credit: counted and dropped
         (saturating).
@@ -48,14 +52,20 @@ class UpliReceiver(wiring.Component):
         self._layout, self._depth = layout, depth
         super().__init__({
             "i": In(upli_channel(layout)),
+            "discard": In(1),
             "o": Out(stream.Signature(layout)),
             "overrun": Out(16),
         })
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.fifo = fifo = SyncFIFOBuffered(width=self._layout.size, depth=self._depth)
-        m.d.comb += [fifo.w_data.eq(self.i.payload), fifo.w_en.eq(self.i.vld)]
+        entry = data.StructLayout({"beat": self._layout, "discard": 1})
+        m.submodules.fifo = fifo = SyncFIFOBuffered(width=entry.size, depth=self._depth)
+        w_data, r_data = Signal(entry), Signal(entry)
+        m.d.comb += [
+            w_data.beat.eq(self.i.payload), w_data.discard.eq(self.discard),
+            fifo.w_data.eq(w_data), fifo.w_en.eq(self.i.vld), r_data.eq(fifo.r_data),
+        ]
         with m.If(self.i.vld & ~fifo.w_rdy & (self.overrun != (1 << 16) - 1)):
             m.d.sync += self.overrun.eq(self.overrun + 1)
 
@@ -63,11 +73,13 @@ class UpliReceiver(wiring.Component):
         done = Signal()
         step = Signal(range(_NUM_MAX + 1))
         m.d.comb += step.eq(Mux(unreleased > _NUM_MAX, _NUM_MAX, unreleased))
-        out = self.o.payload
+        out = r_data.beat
+        leave = Signal()
         m.d.comb += [
-            out.eq(fifo.r_data),
-            self.o.valid.eq(fifo.r_rdy & done),
-            fifo.r_en.eq(self.o.ready & done),
+            self.o.payload.eq(out),
+            self.o.valid.eq(fifo.r_rdy & done & ~r_data.discard),
+            leave.eq(fifo.r_rdy & done & (self.o.ready | r_data.discard)),
+            fifo.r_en.eq(leave),
             self.i.credit.init_done[0].eq(done),
         ]
         started = Signal()                 # no credit moves while reset is asserted
@@ -80,7 +92,7 @@ class UpliReceiver(wiring.Component):
             m.d.sync += unreleased.eq(unreleased - step)
         with m.Elif(~done):
             m.d.sync += done.eq(1)
-        with m.Elif(self.o.valid & self.o.ready):
+        with m.Elif(leave):
             m.d.comb += [self.i.credit.vld[0].eq(1), self.i.credit.pool[0].eq(out.pool),
                          self.i.credit.vc[0].eq(out.vc), self.i.credit.num[0].eq(0)]
         return m
