@@ -1,13 +1,23 @@
 """TL unpacker (``rtl/tl/rx.py``): golden-model packer traffic in, UPLI items out; errors."""
 
+import copy
 import dataclasses
 
 import cocotb
 import pytest
+from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
 
 from rtl.model.tl import (
+    ATOMIC_R,
     CLASSES,
+    CREDIT_SUBFIELDS,
+    MSG_INIT_DONE,
+    MSG_POISON,
+    READ,
     SLOTS,
+    WRITE,
+    WRITE_FULL,
     Flit,
     FType,
     Packer,
@@ -16,10 +26,13 @@ from rtl.model.tl import (
     Unpacker,
     WriteResponse,
     credit_table,
+    encode_credit,
     encode_field,
     place,
+    request_field,
+    response_field,
 )
-from rtl.tl.layout import RSP_LIMIT, RxError, TlConfig
+from rtl.tl.layout import RSP_LIMIT, RxError, TlConfig, credit_update_layout, rd_rsp_layout
 from rtl.tl.rx import TlRx
 from sim import harness
 from sim.tl_env import config_credits
@@ -28,6 +41,9 @@ from sim.tl_rx_env import TlRxEnv
 from sim.tl_traffic import (
     as_received,
     by_kind,
+    make_read_response,
+    make_request,
+    make_write_response,
     random_items,
     random_request,
     upli_transfers,
@@ -254,6 +270,370 @@ async def rx_spec_examples(dut):
                     f"{f} {getattr(a, f)} vs {getattr(b, f)}" for f in a.__dataclass_fields__
                     if getattr(a, f) != getattr(b, f))
         assert not env.dut.error.value, (name, env.error_counts())
+
+
+# --- Flow Control fields per credit slot --------------------------------------------------------
+
+#: Largest count of each class in one Flow Control subfield: 7 (command), 31 (data) [Table 5-38].
+_MAX = {cls: (1 << bits) - 1 for cls, (_, bits) in CREDIT_SUBFIELDS.items()}
+
+
+def _fc(subfields):
+    """A Flow Control field from ``{class: (slot, n)}``: each class names its own slot (a
+    ``t vv c..c`` subfield each [Table 5-38]); classes left out return 0 pool credits."""
+    return encode_field(FType.FLOW_CONTROL, **{
+        name: encode_credit(*subfields.get(cls, ("pool", 0)), bits)
+        for cls, (name, bits) in CREDIT_SUBFIELDS.items()})
+
+
+def _granted_by(subfields_list):
+    """``{class: {slot: n}}`` the Flow Control fields ``subfields_list`` return."""
+    table = credit_table()
+    for subfields in subfields_list:
+        for cls, (slot, n) in subfields.items():
+            table[cls][slot] += n
+    return table
+
+
+def _random_fc_half(rng, sectors):
+    """Flow Control fields at ``sectors``: every class of every field names a random slot,
+    no class names a slot twice with a non-zero count (README §3 rule 5, [§5.7]), counts are
+    often the maximum. Returns ``(half, [subfields])``."""
+    used = {cls: set() for cls in CLASSES}
+    half, fields = 0, []
+    for s in sectors:
+        subfields = {}
+        for cls in CLASSES:
+            free = [slot for slot in SLOTS if slot not in used[cls]]
+            if not free or rng.random() < 0.15:
+                subfields[cls] = (rng.choice(SLOTS), 0)
+                continue
+            slot = rng.choice(free)
+            used[cls].add(slot)
+            n = _MAX[cls] if rng.random() < 0.35 else rng.randint(1, _MAX[cls])
+            subfields[cls] = (slot, n)
+        half |= place(s, _fc(subfields))
+        fields.append(subfields)
+    return half, fields
+
+
+def _fc_flits(rng):
+    """Directed then random control halves carrying Flow Control fields, some beside requests
+    and responses. Returns ``[(flit, credits granted, directed)]`` and the items the flits
+    carry."""
+    every_max = [{cls: (slot, _MAX[cls]) for cls in CLASSES} for slot in SLOTS]
+    mixed = [   # each class of one field in another slot
+        {"req_cmd": ("vc3", 7), "rsp_cmd": ("vc2", 5), "req_data": ("vc1", 31),
+         "rsp_data": ("pool", 17)},
+        {"req_cmd": ("pool", 1), "rsp_cmd": ("vc0", 7), "req_data": ("vc0", 30),
+         "rsp_data": ("vc3", 31)},
+    ]
+    vcs = [{cls: (f"vc{v}", _MAX[cls] if v % 2 else rng.randint(1, _MAX[cls]))
+            for cls in CLASSES} for v in range(4)]
+    zero = {cls: ("vc3", 0) for cls in CLASSES}         # t = 1, vv = 3, nothing returned
+    read = make_request(rng, READ, 256 * rng.randrange(1 << 40), 64, vc=rng.randrange(4))
+    writes = [make_write_response(rng, vc=v) for v in (0, 1, 2)]
+    failed = make_write_response(rng, status=0x2, vc=3)
+    items = [read, *writes, failed]
+    cwr = [response_field(w, 1)[1] for w in writes]
+    directed = [
+        (sum(place(s, _fc(f)) for s, f in enumerate(every_max)), every_max),
+        (sum(place(7 - s, _fc(f)) for s, f in enumerate(every_max)), every_max),
+        (place(2, _fc(mixed[1])) | place(7, _fc(mixed[0])), mixed),
+        (place(0, request_field(read, 1))
+         | sum(place(4 + v, _fc(f)) for v, f in enumerate(vcs)), vcs),
+        (place(0, cwr[0]) | place(1, _fc(vcs[1])) | place(2, cwr[1]) | place(3, _fc(vcs[3]))
+         | place(4, _fc(every_max[0])) | place(5, cwr[2]) | place(6, _fc(vcs[2]))
+         | place(7, _fc(vcs[0])), [vcs[1], vcs[3], every_max[0], vcs[2], vcs[0]]),
+        (place(0, response_field(failed, 1)[1]) | place(2, _fc(every_max[1]))
+         | place(3, _fc(mixed[0])) | place(7, _fc(zero)), [every_max[1], mixed[0], zero]),
+    ]
+    flits = [(Flit.of(half, 0), _granted_by(fields), True) for half, fields in directed]
+    for _ in range(60):
+        sectors = sorted(rng.sample(range(8), rng.randint(1, 8)))
+        half, fields = _random_fc_half(rng, sectors)
+        flits.append((Flit.of(half, 0), _granted_by(fields), False))
+    return flits, items
+
+
+@cocotb.test(timeout_time=1, timeout_unit="ms")
+async def rx_flow_control_slots(dut):
+    """Flow Control fields for the pool and VC0..3 slots, every class, maximum counts, several
+    fields per control half (also beside requests and responses, one field naming a slot per
+    class): ``grant`` carries each flit's credits, by class and slot, and their sum."""
+    env = TlRxEnv(dut)
+    env.set_backpressure(0.3)
+    await env.reset()
+    flits, items = _fc_flits(env.rng)
+    ref = Unpacker(buffers=config_credits(env.config))
+    want = credit_table()
+    for k, (flit, credits, directed) in enumerate(flits):
+        ref.feed(flit)
+        assert ref.error is None, (k, ref.error)
+        for cls in CLASSES:
+            for slot in SLOTS:
+                want[cls][slot] += credits[cls][slot]
+        before = copy.deepcopy(env.granted)
+        env.drive(flit)
+        await env.edge()
+        if directed:                    # alone: exactly its credits come out
+            env.drive(None)
+            for _ in range(4):
+                await env.edge()
+            got = {cls: {slot: env.granted[cls][slot] - before[cls][slot] for slot in SLOTS}
+                   for cls in CLASSES}
+            assert got == credits, f"directed flit {k}: granted {got}, sent {credits}"
+        elif env.rng.random() < 0.2:
+            env.drive(None)
+            await env.edge()
+    init = Flit.of(MSG_INIT_DONE, 0, m0=True)
+    ref.feed(init)
+    env.drive(init)
+    await env.edge()
+    await _settle(env, upli_transfers(items))
+    assert ref.granted == want, "golden model disagrees with the test's sums"
+    assert env.granted == want, f"granted {env.granted}, sent {want}"
+    assert all(want[cls][slot] for cls in CLASSES for slot in SLOTS)
+    assert env.delivered() == by_kind(items)
+    assert not dut.error.value and dut.peer_init.value, env.error_counts()
+    assert ref.idle() and env.given == ref.consumed
+
+
+# --- Credit returns by slot ---------------------------------------------------------------------
+
+def _slot_items(rng):
+    """Every item kind on every VC: read, write (1..4 beats), WriteFull, atomic, vendor read and
+    vendor atomic requests; read responses of 1..4 beats; write responses; OKAY and not."""
+    def block():
+        return 256 * rng.randrange(1 << 40)
+    items = []
+    for vc in range(4):
+        off = 4 * rng.randrange(64)
+        items += [
+            make_request(rng, READ, block(), 256, vc=vc),
+            make_request(rng, WRITE, block() + off, 4 * rng.randint(1, 64 - off // 4), vc=vc),
+            make_request(rng, WRITE_FULL, block(), 64 * (vc + 1), vc=vc),
+            make_request(rng, ATOMIC_R, block() + 64, 8, num_beats=0, vc=vc),
+            make_request(rng, 0x0A, block(), 128, num_beats=vc, vc=vc),
+            make_request(rng, 0x3D, block(), 64, num_beats=3 - vc, vc=vc),
+            *(make_read_response(rng, n, vc=vc) for n in range(4)),
+            make_read_response(rng, vc % 4, status=0x8, vc=vc),
+            make_write_response(rng, vc=vc),
+            make_write_response(rng, status=0xF, vc=vc),
+        ]
+    items += random_items(rng, 40)
+    rng.shuffle(items)
+    return items
+
+
+def _consumed_by(items, slot="pool"):
+    """Credits ``items`` spend in ``slot``: one command credit per field, one data credit per
+    64-byte beat (README §3 rule 6), counted from the items alone."""
+    table = credit_table()
+    for item in items:
+        cmd, dat = ("req_cmd", "req_data") if isinstance(item, Request) else ("rsp_cmd",
+                                                                               "rsp_data")
+        table[cmd][slot] += 1
+        table[dat][slot] += item.beats
+    return table
+
+
+def _table_of(bits):
+    view = credit_update_layout.from_bits(int(bits))
+    return {cls: {slot: int(getattr(view, cls)[s]) for s, slot in enumerate(SLOTS)}
+            for cls in CLASSES}
+
+
+async def _watch_returns(env, stop):
+    """Credits come back only for what has left the receive buffers: at every clock the sum
+    returned on ``give`` (registered) is at most what had left by the clock before, per class
+    (commands: a request header, a write response, a read response's last beat; data: a beat),
+    and never in a VC slot. Returns the number of clocks checked."""
+    dut = env.dut
+    given = dict.fromkeys(CLASSES, 0)
+    left = dict.fromkeys(CLASSES, 0)
+    clocks = 0
+    while not stop:
+        await RisingEdge(dut.clk)
+        await ReadOnly()
+        give = _table_of(dut.give.value)
+        for cls in CLASSES:
+            assert not any(give[cls][s] for s in SLOTS[1:]), f"VC credit returned: {give}"
+            given[cls] += give[cls]["pool"]
+            assert given[cls] <= left[cls], f"{cls}: {given[cls]} returned, {left[cls]} left"
+        fired = {name: bool(getattr(dut, f"{name}__valid").value
+                            and getattr(dut, f"{name}__ready").value)
+                 for name in ("req", "orig", "rd_rsp", "wr_rsp")}
+        if fired["rd_rsp"]:
+            beat = rd_rsp_layout.from_bits(int(dut.rd_rsp__payload.value))
+            n = int(beat.num_beats)
+            left["rsp_cmd"] += n == 0 or int(beat.offset) == n
+        left["req_cmd"] += fired["req"]       # its credit comes back with its last beat
+        left["req_data"] += fired["orig"]
+        left["rsp_cmd"] += fired["wr_rsp"]
+        left["rsp_data"] += fired["rd_rsp"]
+        clocks += 1
+    return clocks
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def rx_credit_returns_by_slot(dut):
+    """Items of every kind on every VC with POOL = 1 (the receiver advertises pool credits
+    only), drained under backpressure: ``give`` returns, per class, one command credit per
+    field and one data credit per beat, all in the pool slot, never before the item (beat) has
+    left; at the end the sender holds exactly the advertised credits again."""
+    env = TlRxEnv(dut)
+    env.set_backpressure(0.5)
+    init = await env.reset()
+    items = _slot_items(env.rng)
+    model = Packer(credit_table(), init)
+    stop = []
+    watch = cocotb.start_soon(_watch_returns(env, stop))
+    flits = await _run(env, model, items, idle=0.2)
+    await _settle(env, upli_transfers(items), model)
+    stop.append(True)
+    clocks = await watch
+    want = _consumed_by(items)
+    ref = Unpacker()
+    for flit in flits:
+        ref.feed(flit)
+    assert ref.error is None and ref.idle()
+    assert ref.consumed == want, "golden model disagrees with the test's count"
+    assert env.delivered() == by_kind(items)
+    assert env.given == want, f"returned {env.given}, consumed {want}"
+    assert model.credits == credit_table(init) == credit_table(config_credits(env.config))
+    assert not dut.error.value
+    dut._log.info("%d items, %d flits, returns watched over %d clocks", len(items), len(flits),
+                  clocks)
+
+
+@cocotb.parametrize(kind=["request", "read_response", "write_response"])
+@cocotb.test(timeout_time=1, timeout_unit="ms")
+async def rx_vc_credit_unadvertised(dut, kind):
+    """POOL = 0 on any VC spends VC credits this receiver never released (it advertises the
+    pool only, README §3 rule 6, TlConfig): ``buffer_overrun``, nothing delivered, no credit
+    returned in any slot. (A sender holding VC credits is built with the golden packer.)"""
+    env = TlRxEnv(dut)
+    make = {"request": lambda rng, vc: make_request(rng, WRITE, 256 * rng.randrange(1 << 40),
+                                                    128, vc=vc),
+            "read_response": lambda rng, vc: make_read_response(rng, 1, vc=vc),
+            "write_response": lambda rng, vc: make_write_response(rng, vc=vc)}[kind]
+    for vc in range(4):
+        init = await env.reset()
+        item = make(env.rng, vc)
+        vc_credits = {cls: {f"vc{vc}": 8} for cls in CLASSES}
+        model = Packer(credit_table(), credit_table(vc_credits))
+        flits = await _run(env, model, [item])
+        cmd_cls = "req_cmd" if isinstance(item, Request) else "rsp_cmd"
+        assert model.credits[cmd_cls][f"vc{vc}"] == 7, "the packer did not spend VC credits"
+        ref = Unpacker(buffers=init)
+        for flit in flits:
+            ref.feed(flit)
+        assert ref.error == "buffer_overrun", ref.error
+        await _settle(env, 0)
+        assert env.count() == 0
+        assert env.given == credit_table() and env.granted == credit_table()
+        assert dut.error.value and dut.peer_init.value
+        counts = env.error_counts()
+        assert counts == [int(k == RxError.BUFFER_OVERRUN) for k in RxError], (vc, counts)
+
+
+# --- Several errors in one flit -----------------------------------------------------------------
+
+def _request(cmd, **values):
+    return encode_field(FType.REQUEST, CMD=cmd, POOL=values.pop("POOL", 1), **values)
+
+
+_RESERVED_COMMAND = _request(0x01)                              # not in Table 2-6
+_IMPOSSIBLE_LENGTH = _request(0x03, ADDR=63, LEN=1)             # read crossing 256 bytes
+_RESERVED_STATUS = encode_field(FType.RESPONSE, STATUS=1, POOL=1)
+_COMPRESSED_REQUEST = encode_field(FType.COMPRESSED_REQUEST, POOL=1)
+_VC_READ = _request(0x03, POOL=0, VCHAN=2)                      # VC credits never released
+
+#: One flit with two malformations: ``(lower, upper, m0, m1)``, the kind the RTL counts (RxError
+#: priority: lowest kind first, a lower-half error before any upper-half error, layout.py) and
+#: the kind the golden model reports. The model stops at the first error in its reading order
+#: (sector order within a control half, lower half first) rather than at the lowest kind, so
+#: the two differ where the sector order and the kind order disagree ("model" differs).
+_SEVERAL = {
+    # both in the lower (control) half
+    "ftype_and_command": (place(0, _RESERVED_COMMAND) | place(7, 0x7 << 28), 0, 0, 0,
+                          "reserved_ftype", "reserved_ftype"),
+    "command_and_length": (place(0, _RESERVED_COMMAND) | place(4, _IMPOSSIBLE_LENGTH), 0, 0, 0,
+                           "reserved_command", "reserved_command"),
+    "status_then_command": (place(0, _RESERVED_STATUS) | place(4, _RESERVED_COMMAND), 0, 0, 0,
+                            "reserved_command", "reserved_status"),
+    "compressed_then_status": (place(0, _COMPRESSED_REQUEST) | place(2, _RESERVED_STATUS),
+                               0, 0, 0, "reserved_status", "compressed_request"),
+    "compressed_then_overrun": (place(0, _COMPRESSED_REQUEST) | place(4, _VC_READ), 0, 0, 0,
+                                "buffer_overrun", "compressed_request"),
+    # one in the lower half, one in the upper (MANDATORY NOP or message position)
+    "ftype_and_nop": (place(7, 0xF << 28), 1 << 200, 0, 0, "reserved_ftype", "reserved_ftype"),
+    "compressed_and_nop": (place(0, _COMPRESSED_REQUEST), 1 << 100, 0, 0,
+                           "compressed_request", "compressed_request"),
+    "overrun_and_poison": (place(0, _VC_READ), MSG_POISON, 0, 1,
+                           "buffer_overrun", "buffer_overrun"),
+    "message_and_poison": (0x55, MSG_POISON, 1, 1, "unknown_message", "unknown_message"),
+}
+
+
+async def _watch_ready(env, stalls):
+    """Record every clock where a flit is offered and not taken."""
+    dut = env.dut
+    while True:
+        await RisingEdge(dut.clk)
+        await ReadOnly()
+        if dut.flit__valid.value and not dut.flit__ready.value:
+            stalls.append(get_sim_time(unit="ns"))
+
+
+@cocotb.parametrize(case=list(_SEVERAL))
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def rx_several_errors(dut, case):
+    """A flit with two malformations: only the kind of RxError priority is counted, once; the
+    error is latched; later flits (good traffic, Flow Control, another error) are dropped,
+    never back-pressured; reset clears everything and later traffic is delivered intact."""
+    lower, upper, m0, m1, kind, model_kind = _SEVERAL[case]
+    bad = Flit.of(lower, upper, bool(m0), bool(m1))
+    env = TlRxEnv(dut)
+    env.set_backpressure(0.2)
+    stalls = []
+    cocotb.start_soon(_watch_ready(env, stalls))
+    init = await env.reset()
+    model = Packer(credit_table(), init)
+    before = random_items(env.rng, 12)
+    await _run(env, model, before)
+    await _settle(env, upli_transfers(before), model)   # buffers empty again
+    ref = Unpacker(buffers=config_credits(env.config))
+    ref.feed(bad)
+    assert ref.error == model_kind, f"golden model says {ref.error}"
+    for flit in [Flit(0)] * RSP_LIMIT + [bad]:          # empty catch buffers, as in ``ref``
+        env.drive(flit)
+        await env.edge()
+    granted, poisoned = copy.deepcopy(env.granted), int(dut.poisoned.value)
+    late = [Flit.of(place(3, _fc({cls: ("pool", _MAX[cls]) for cls in CLASSES})), 0),
+            Flit.of(place(0, _RESERVED_STATUS), 0), Flit.of(0x55, 0, m0=True),
+            Flit.of(0, MSG_POISON, m1=True)]
+    for flit in late:
+        env.drive(flit)
+        await env.edge()
+    after = random_items(env.rng, 12)
+    await _run(env, model, after, idle=0.2, limit=400, stall_ok=True)
+    await _settle(env, upli_transfers(before))
+    assert env.delivered() == by_kind(before), "a flit after the error was delivered"
+    assert env.granted == granted, "Flow Control after the error was granted"
+    assert int(dut.poisoned.value) == poisoned
+    assert dut.error.value
+    counts = env.error_counts()
+    assert counts == [int(k == RxError[kind.upper()]) for k in RxError], counts
+    assert not stalls, f"flit back-pressured at {stalls[:4]} ns"
+    # reset clears the error, the counters, peer_init and the poison count
+    await env.reset()
+    assert not dut.error.value and not dut.peer_init.value and not int(dut.poisoned.value)
+    assert env.error_counts() == [0] * len(RxError)
+    await _traffic(env, random_items(env.rng, 20), idle=0.1, backpressure=0.2)
+    assert env.error_counts() == [0] * len(RxError)
+    assert not stalls
 
 
 CONFIGS = [TlConfig(), TlConfig(rx_req=4, rx_rsp=8, rx_req_data=8, rx_rsp_data=8)]
