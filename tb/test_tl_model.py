@@ -2,7 +2,8 @@
 
 Field layouts against hand-computed bit patterns; the spec's flit examples (Tables 5-5 .. 5-16)
 built by hand and fed to the Unpacker; the Packer on the same transactions; rate limits
-(Tables 5-24, 5-25); full-duplex random round trips; one test per receive error kind.
+(Tables 5-24, 5-25); full-duplex random round trips; one test per receive error kind and the
+kind counted when one flit shows several (README §4).
 """
 
 import dataclasses
@@ -660,8 +661,8 @@ def test_random_full_duplex_round_trip(run_index):
 
 # --- Malformed input: one error kind each ---------------------------------------------------------
 
-def _read(vc=0):
-    return make_request(random.Random(40 + vc), READ, 0x100, 64, vc=vc)
+def _read(vc=0, addr=0x100):
+    return make_request(random.Random(40 + vc), READ, addr, 64, vc=vc)
 
 
 def _control_flits(*fields):
@@ -690,7 +691,9 @@ def _catch_overrun():
 
 MALFORMED = {
     "reserved_ftype": _control_flits((1, 0x6 << 28)),
-    "footprint/request": _control_flits((2, request_field(_read(), 0))),
+    # sectors 2..5: the top at 5 breaks the footprint; sectors 2 and 3 are then read on their
+    # own, as Flow Control fields here (ReqAddr[8:5] and [40:37] are 0)
+    "footprint/request": _control_flits((2, request_field(_read(addr=0x200), 0))),
     "footprint/response": _control_flits((1, encode_field(FType.RESPONSE, STATUS=2))),
     "reserved_command": _bad_request(CMD=0x01),
     "impossible_length/read across 256": _bad_request(ADDR=0xF0 >> 2, LEN=7),
@@ -750,3 +753,93 @@ def test_buffers_freed_by_release():
     assert u.error is None and len(u.requests) == 3
     with pytest.raises(ValueError):
         u.release("req_cmd", "vc1", 1)
+
+
+# --- Several errors in one flit (README §4) ------------------------------------------------------
+
+def test_parse_control_reads_past_malformed_tops():
+    """A malformed top stands for its pair of sectors; reading goes on below it, and each group
+    of four sectors is read whatever the other holds."""
+    fc = fc_field("pool", {"req_cmd": 1})
+    half = (place(7, 0x7 << 28) | place(5, fc) | place(4, fc)      # reserved FTYPE at 7
+            | place(2, FType.COMPRESSED_REQUEST << 28)             # two sectors topped at 2
+            | place(1, fc) | place(0, fc))
+    assert [(s, t, p) for s, t, _, p in parse_control(half)] == [
+        (0, FType.FLOW_CONTROL, None), (1, FType.FLOW_CONTROL, None), (2, None, "footprint"),
+        (3, FType.FLOW_CONTROL, None), (4, FType.FLOW_CONTROL, None),
+        (5, FType.FLOW_CONTROL, None), (7, None, "reserved_ftype")]
+    # a request topped at sector 5 is malformed; sector 4 belongs to its pair, sector 3 is the
+    # lower group's top and sector 2 (below a one-sector field) is a top again
+    half = place(2, request_field(_read(addr=0x100), 0))
+    assert [(s, p) for s, _, _, p in parse_control(half)] == [
+        (0, None), (1, None), (2, "reserved_ftype"), (3, None), (5, "footprint"), (6, None),
+        (7, None)]
+
+
+_RESERVED_COMMAND = encode_field(FType.REQUEST, CMD=0x01, POOL=1)
+_IMPOSSIBLE_LENGTH = encode_field(FType.REQUEST, CMD=READ, ADDR=63, LEN=1, POOL=1)
+_RESERVED_STATUS = encode_field(FType.RESPONSE, STATUS=1, POOL=1)
+_COMPRESSED_REQUEST = encode_field(FType.COMPRESSED_REQUEST, POOL=1)
+_VC_READ = request_field(_read(vc=2), 0)        # POOL = 0: VC credits, none advertised
+
+#: One flit, two or more malformations, and the kind counted: within the lower half the kind
+#: listed first in ERROR_KINDS, whatever the sector order; an upper-half error only when the
+#: lower half shows none.
+SEVERAL = {
+    # in one control half, the kind order against the sector order
+    "status_then_command": (F(place(0, _RESERVED_STATUS) | place(4, _RESERVED_COMMAND), 0),
+                            "reserved_command"),
+    "compressed_then_status": (F(place(0, _COMPRESSED_REQUEST) | place(2, _RESERVED_STATUS), 0),
+                               "reserved_status"),
+    "compressed_then_overrun": (F(place(0, _COMPRESSED_REQUEST) | place(4, _VC_READ), 0),
+                                "buffer_overrun"),
+    "length_then_command": (F(place(0, _IMPOSSIBLE_LENGTH) | place(4, _RESERVED_COMMAND), 0),
+                            "reserved_command"),
+    "command_then_ftype": (F(place(0, _RESERVED_COMMAND) | place(7, 0x7 << 28), 0),
+                           "reserved_ftype"),
+    "footprint_then_ftype": (F(place(2, request_field(_read(addr=0x100), 0)), 0),
+                             "reserved_ftype"),
+    "footprint_and_status": (F(place(6, FType.RESPONSE << 28) | place(0, _RESERVED_STATUS), 0),
+                             "footprint"),
+    "three_kinds": (F(place(0, _COMPRESSED_REQUEST) | place(2, _RESERVED_STATUS)
+                      | place(4, _IMPOSSIBLE_LENGTH), 0), "impossible_length"),
+    # lower half against upper half: the lower half's error, though listed later
+    "lower_message_upper_poison": (F(0x55, tl.MSG_POISON, m0=True, m1=True), "unknown_message"),
+    "lower_overrun_upper_poison": (F(place(0, _VC_READ), tl.MSG_POISON, m1=True),
+                                   "buffer_overrun"),
+    "lower_compressed_upper_nop": (F(place(0, _COMPRESSED_REQUEST), 1 << 100),
+                                   "compressed_request"),
+    # the same kind in both halves: counted once
+    "poison_tie": (F(tl.MSG_POISON, tl.MSG_POISON, m0=True, m1=True), "misplaced_poison"),
+    "message_tie": (F(0x55, 0x66, m0=True, m1=True), "unknown_message"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEVERAL))
+def test_several_errors_count_one_kind(case):
+    flit, kind = SEVERAL[case]
+    u = Unpacker(buffers=PLENTY)
+    u.feed(F(tl.MSG_INIT_DONE, 0, m0=True))
+    u.feed(flit)
+    assert u.error == kind and u.errors == {kind: 1}
+    assert u.requests == u.responses == [] and u.granted == credit_table()
+    assert u.consumed == credit_table() and u.trace == ["MN"]
+    u.feed(_control_flits((0, request_field(_read(), 0)))[0])      # a good flit, dropped
+    assert u.errors == {kind: 1} and u.dropped_flits == 2 and u.requests == []
+
+
+def test_each_error_alone_in_the_several_cases():
+    """Every malformation used above is an error on its own (so each case really shows two)."""
+    alone = {
+        "reserved_command": F(place(4, _RESERVED_COMMAND), 0),
+        "impossible_length": F(place(0, _IMPOSSIBLE_LENGTH), 0),
+        "reserved_status": F(place(2, _RESERVED_STATUS), 0),
+        "compressed_request": F(place(0, _COMPRESSED_REQUEST), 0),
+        "buffer_overrun": F(place(4, _VC_READ), 0),
+        "footprint": F(place(6, FType.RESPONSE << 28), 0),
+        "misplaced_poison": F(0, tl.MSG_POISON, m1=True),
+        "mandatory_nop": F(0, 1 << 100),
+        "unknown_message": F(0, 0x66, m1=True),
+    }
+    for kind, flit in alone.items():
+        assert feed([flit], buffers=PLENTY).error == kind, kind

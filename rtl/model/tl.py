@@ -183,14 +183,21 @@ def parse_control(half):
     """Split a control half-flit into its fields by their footprints [Table 5-2].
 
     Each field's FTYPE is the top nibble of its highest sector, so the half is read from sector
-    7 down. Reading stops at a reserved FTYPE or at a field type whose top sector breaks its
-    footprint (the sectors below have no defined meaning then); that sector is returned, first,
-    with ``ftype`` None.
+    7 down; a field of ``n`` sectors starts at a multiple of ``n``, so fields never cross the
+    groups of four sectors (0-3, 4-7) and sector 3 of each group is always the top of a field.
+    A top sector with a reserved FTYPE, or with a field type whose footprint does not fit below
+    it, is malformed: it is returned with ``ftype`` None and stands for its aligned pair of
+    sectors (``2k``, ``2k+1``); reading goes on at the pair below. So every sector that the
+    local footprint rule makes a top is decoded, whatever the other group holds, and one half
+    can show several malformations (README §4). (Sector ``4q+2`` is a top only below a
+    one-sector field, ``4q+1`` unless a request fills the group, ``4q`` below a one-sector
+    field at ``4q+1``.)
 
     Returns
     -------
     list of (start_sector, ftype, value, problem)
-        Lowest sector first; ``problem`` is ``None``, ``"reserved_ftype"`` or ``"footprint"``.
+        Lowest sector first; ``problem`` is ``None``, ``"reserved_ftype"`` or ``"footprint"``
+        (then ``start_sector`` is the malformed top sector and ``value`` that sector).
     """
     found = []
     top = HALF_SECTORS - 1
@@ -198,10 +205,11 @@ def parse_control(half):
         nibble = (half >> (SECTOR_BITS * top + SECTOR_BITS - 4)) & 0xF
         size = FIELD_SECTORS.get(nibble)
         start = top + 1 - (size or 1)
-        if size is None or start < 0 or start % size:
+        if size is None or start % size:        # also catches start < 0
             problem = "footprint" if size else "reserved_ftype"
             found.append((top, None, extract(half, top, 1), problem))
-            break
+            top = (top & ~1) - 1                # the rest of its pair is not a field top
+            continue
         found.append((start, FType(nibble), extract(half, start, size), None))
         top = start - 1
     return found[::-1]
@@ -750,10 +758,10 @@ def _response_sectors(items):
 
 # --- Receive --------------------------------------------------------------------------------------
 
-class _RxError(Exception):
-    def __init__(self, kind):
-        super().__init__(kind)
-        self.kind = kind
+def _first_error(errors):
+    """The error counted among ``errors`` found in one half-flit: the kind listed first in
+    :data:`ERROR_KINDS` (README §4), or ``None``."""
+    return min(errors, key=ERROR_KINDS.index, default=None)
 
 
 _BE = -1    # data-slot index of a byte-enable half-flit
@@ -789,6 +797,7 @@ class _Staged:
     """What one flit changes in the public state; applied only if the flit has no error."""
 
     def __init__(self):
+        self.errors = []        # error kinds found in the half-flit being read
         self.granted = []       # (class, slot, n)
         self.consumed = []
         self.init = False
@@ -807,9 +816,10 @@ def _request_kwargs(f):
 
 def _compressed_request_kwargs(f, region):
     """Request arguments from a compressed request field and the cached ReqAddr[56:20]
-    ``region``; ATTR and the omitted METADATA bits are those Table 5-32 requires."""
+    ``region``; ATTR and the omitted METADATA bits are those Table 5-32 requires. ``None``
+    when CMD is reserved [Table 5-33] (the request cannot be expanded)."""
     if f["CMD"] not in COMPRESSED_COMMANDS:
-        raise _RxError("reserved_command")
+        return None
     cmd = COMPRESSED_COMMANDS[f["CMD"]]
     return {"cmd": cmd, "vc": f["VCHAN"], "asi": f["ASI"], "tag": f["TAG"],
             "attr": 0xFF if cmd == READ else 0x00, "length": 16 * (f["LEN"] + 1) - 1,
@@ -819,26 +829,25 @@ def _compressed_request_kwargs(f, region):
 
 
 def _response_kwargs(ftype, f):
-    """``(type, constructor arguments)`` of a decoded response field (README §2)."""
+    """``(type, constructor arguments, error)`` of a decoded response field (README §2);
+    ``error`` is ``"reserved_status"`` or ``None`` (the arguments are built either way)."""
     common = {"vc": f["VCHAN"], "tag": f["TAG"], "dst_acc": f["DSTACCID"]}
     if ftype == FType.COMPRESSED_READ_RESPONSE:
         return ReadResponse, {**common, "src_acc": 0, "num_beats": 0, "offset": f["OFFSET"],
-                              "last": bool(f["LAST"]), "status": OKAY}
+                              "last": bool(f["LAST"]), "status": OKAY}, None
     if ftype == FType.COMPRESSED_RESPONSE and f["RDWR"]:
         return ReadResponse, {**common, "src_acc": 0, "num_beats": f["LEN"], "offset": 0,
-                              "last": True, "status": OKAY}
+                              "last": True, "status": OKAY}, None
     if ftype == FType.COMPRESSED_RESPONSE:
-        return WriteResponse, {**common, "src_acc": 0, "status": OKAY}
+        return WriteResponse, {**common, "src_acc": 0, "status": OKAY}, None
     if f["RDWR"]:
-        if f["STATUS"] not in READ_STATUSES:
-            raise _RxError("reserved_status")
+        error = None if f["STATUS"] in READ_STATUSES else "reserved_status"
         multi = f["LEN"] > 0
         return ReadResponse, {**common, "src_acc": f["SRCACCID"], "num_beats": f["LEN"],
                               "offset": 0 if multi else f["OFFSET"],
-                              "last": multi or bool(f["LAST"]), "status": f["STATUS"]}
-    if f["STATUS"] not in WRITE_STATUSES:
-        raise _RxError("reserved_status")
-    return WriteResponse, {**common, "src_acc": f["SRCACCID"], "status": f["STATUS"]}
+                              "last": multi or bool(f["LAST"]), "status": f["STATUS"]}, error
+    error = None if f["STATUS"] in WRITE_STATUSES else "reserved_status"
+    return WriteResponse, {**common, "src_acc": f["SRCACCID"], "status": f["STATUS"]}, error
 
 
 def _beats(kind, kwargs):
@@ -892,8 +901,9 @@ class Unpacker:
     peer_init_done : bool
         Initial Credit Release Complete seen.
     error : str or None
-        The first error (one of :data:`ERROR_KINDS`); then the flit that carried it and every
-        later flit are dropped whole.
+        The first error (one of :data:`ERROR_KINDS`; of a flit showing several, the one
+        :meth:`feed` counts); then the flit that carried it and every later flit are dropped
+        whole.
     errors : dict
         ``{kind: count}`` of errors (only the first is ever counted: errors are fatal).
     poisoned_halves, data_halves, flits, dropped_flits : int
@@ -933,23 +943,38 @@ class Unpacker:
         self._occupancy[cls][slot] -= n
 
     def feed(self, flit: Flit) -> None:
-        """Take one flit: the lower half-flit, then the upper."""
+        """Take one flit: the lower half-flit, then the upper.
+
+        Which error is counted when a flit shows several (README §4, ``RxError`` order): the
+        half-flits are read in order, lower then upper, because the upper's role (owed data,
+        message or MANDATORY NOP) follows from the lower. Every error of the lower half is
+        determined (a control half is decoded whole, see :meth:`_control`) and the kind listed
+        first in :data:`ERROR_KINDS` among them is counted; the upper half is read only when
+        the lower shows none, so an upper-half error never outranks a lower-half one, of
+        whatever kind (also when the lower's error leaves the upper's role well defined, as a
+        ``buffer_overrun`` does). A data, message or MANDATORY NOP position shows at most one
+        error; only a control half, which is always the lower, can show several.
+        """
         self.flits += 1
         if self.error is not None:
             self.dropped_flits += 1
             return
         staged = _Staged()
-        try:
-            kinds = self._lower(flit.lower, flit.m0, staged) + self._upper(flit.upper, flit.m1,
-                                                                             staged)
-        except _RxError as exc:
-            self.error = exc.kind
-            self.errors[exc.kind] = self.errors.get(exc.kind, 0) + 1
+        kinds = self._lower(flit.lower, flit.m0, staged)
+        if not staged.errors:
+            kinds += self._upper(flit.upper, flit.m1, staged)
+        kind = _first_error(staged.errors)
+        if kind is not None:
+            self.error = kind
+            self.errors[kind] = self.errors.get(kind, 0) + 1
             self.dropped_flits += 1
             return
         self._commit(staged, kinds)
 
     # -- positions --
+    # Each appends the errors it finds to ``staged.errors`` and returns the half's kind. After
+    # an error the flit is dropped whole and later flits are never read, so the sequencing
+    # state (``_owed``, ``_pending``) the errored flit leaves behind is never used.
 
     def _lower(self, value, message, staged):
         """The lower half is a data half-flit when two or more are owed; otherwise it is the
@@ -968,7 +993,7 @@ class Unpacker:
         if message:
             return self._message(value, staged)
         if value:
-            raise _RxError("mandatory_nop")
+            staged.errors.append("mandatory_nop")
         return "N"
 
     def _data(self, value, message, staged):
@@ -978,7 +1003,7 @@ class Unpacker:
             return self._message(value, staged)           # other messages delay the sequence
         pending, index = self._owed.popleft()
         if message and index == _BE:
-            raise _RxError("misplaced_poison")
+            staged.errors.append("misplaced_poison")
         pending.store(index, value, message)
         staged.poisoned += message
         staged.data += index != _BE
@@ -988,46 +1013,65 @@ class Unpacker:
         """A message where no data half-flit is due (Poisoned Data is an error there)."""
         kind = value & MSG_TYPE_MASK
         if kind == MSG_POISON:
-            raise _RxError("misplaced_poison")
-        if kind not in (MSG_NOP, MSG_INIT_DONE):
-            raise _RxError("unknown_message")
+            staged.errors.append("misplaced_poison")
+        elif kind not in (MSG_NOP, MSG_INIT_DONE):
+            staged.errors.append("unknown_message")
         staged.init |= kind == MSG_INIT_DONE
         return "M"
 
     # -- control half --
 
     def _control(self, half, staged):
-        """Decode a control half-flit, fields in sector order, then check the catch and
-        receive buffers."""
+        """Decode a control half-flit, then check the catch and receive buffers, collecting
+        every error the half shows.
+
+        Our reading of README §4 for a half with several malformations: every field top the
+        local footprint rule finds is decoded and checked on its own (:func:`parse_control`;
+        a malformed top stands for its pair of sectors, and the other group of four sectors is
+        read regardless). A request or response field whose contents are in error (reserved
+        command, impossible length, reserved status) still arrives for the rate-limit and
+        credit checks, since its footprint, POOL and VCHAN are sound; a field that cannot be
+        expanded (a compressed request with no address cache, or with a reserved CMD) and a
+        malformed top do not. Counting them or not never changes the kind counted: reserved
+        command, impossible length and reserved status are listed before both overruns, and
+        ``compressed_request``, listed after them, comes from a field that is no arrival.
+        """
         for _, ftype, value, problem in parse_control(half):
             if problem:
-                raise _RxError(problem)
+                staged.errors.append(problem)
+                continue
             fields = decode_field(ftype, value)
             if ftype == FType.FLOW_CONTROL:
                 for cls, (name, bits) in CREDIT_SUBFIELDS.items():
                     slot, n = decode_credit(fields[name], bits)
                     if n:
                         staged.granted.append((cls, slot, n))
-            elif ftype in (FType.REQUEST, FType.COMPRESSED_REQUEST):
-                self._expect(Request, self._request(ftype, fields), fields["POOL"], staged)
+                continue
+            if ftype in (FType.REQUEST, FType.COMPRESSED_REQUEST):
+                kind = Request
+                kwargs, error = self._request(ftype, fields)
             else:
-                self._expect(*_response_kwargs(ftype, fields), fields["POOL"], staged)
+                kind, kwargs, error = _response_kwargs(ftype, fields)
+            if error:
+                staged.errors.append(error)
+            if kwargs is not None:
+                self._expect(kind, kwargs, fields["POOL"], staged)
         self._check_credits(staged)
 
     def _request(self, ftype, fields):
-        """Request constructor arguments from a request field, checked (README §4)."""
+        """``(constructor arguments, error)`` of a request field, checked (README §4); the
+        arguments are ``None`` when the field cannot be expanded."""
         if ftype == FType.REQUEST:
             kwargs = _request_kwargs(fields)
         elif self._address_cache is None:
-            raise _RxError("compressed_request")
+            return None, "compressed_request"
         else:
             region = self._address_cache(fields["SRCACCID"], fields["DSTACCID"], fields["CWAY"])
             kwargs = _compressed_request_kwargs(fields, region)
-        kind = request_error(kwargs["cmd"], kwargs["addr"], kwargs["length"],
-                             kwargs["num_beats"])
-        if kind:
-            raise _RxError(kind)
-        return kwargs
+            if kwargs is None:
+                return None, "reserved_command"
+        return kwargs, request_error(kwargs["cmd"], kwargs["addr"], kwargs["length"],
+                                     kwargs["num_beats"])
 
     def _expect(self, kind, kwargs, pool, staged):
         """Queue an item of type ``kind`` and the data half-flits it implies; stage its
@@ -1044,20 +1088,25 @@ class Unpacker:
         staged.consumed += [(cmd_cls, slot, 1), (data_cls, slot, beats)]
 
     def _check_credits(self, staged):
-        """Catch buffers (source rate limits) and receive buffers (credits)."""
-        for queue, rate in self._rates.items():
-            if staged.issued[queue] > rate.allowance:
-                raise _RxError("catch_overrun")
+        """Catch buffers (source rate limits) and receive buffers (credits), each one error
+        at most; the buffers are taken only when the flit commits."""
+        if any(staged.issued[queue] > rate.allowance for queue, rate in self._rates.items()):
+            staged.errors.append("catch_overrun")
+        if self._buffers is None:
+            return
+        need = credit_table()
         for cls, slot, n in staged.consumed:
-            self._occupancy[cls][slot] += n
-            if self._buffers is not None and self._occupancy[cls][slot] > self._buffers[cls][slot]:
-                raise _RxError("buffer_overrun")
+            need[cls][slot] += n
+        if any(self._occupancy[cls][slot] + n > self._buffers[cls][slot]
+               for cls, slots in need.items() for slot, n in slots.items()):
+            staged.errors.append("buffer_overrun")
 
     def _commit(self, staged, kinds):
         for cls, slot, n in staged.granted:
             self.granted[cls][slot] += n
         for cls, slot, n in staged.consumed:
             self.consumed[cls][slot] += n
+            self._occupancy[cls][slot] += n
         self.peer_init_done |= staged.init
         self.poisoned_halves += staged.poisoned
         self.data_halves += staged.data
