@@ -95,7 +95,8 @@ class CreditSlot(py_enum.IntEnum):
 
 class RxError(py_enum.IntEnum):
     """Receive error kinds, in the order README §4 lists them; also the priority when one flit
-    shows several (lowest first, lower half-flit before upper)."""
+    shows several: the lower half-flit's errors before the upper's, the lowest kind among
+    them."""
     RESERVED_FTYPE = 0
     FOOTPRINT = 1
     RESERVED_COMMAND = 2
