@@ -524,6 +524,23 @@ def test_credit_choice_vc_or_pool():
     assert decode_field(FType.REQUEST, parse_control(flits[0].lower)[0][2])["POOL"] == 0
 
 
+def test_credit_choice_never_mixes_vc_and_pool():
+    """README §3 rule 6: VC credits only for a run of fields of one VC; a prefix of two VCs
+    needs the pool."""
+    rng = random.Random(14)
+    reads = [make_request(rng, READ, 0, 4, vc=v) for v in (1, 2)]
+    granted = {"req_cmd": {"vc1": 1, "vc2": 1}}
+    p, flits, u = run(reads, granted=granted)
+    assert p.issued[1:] == [(1, 0), (1, 0)]               # one per control, each by its VC
+    for flit in flits:
+        assert [decode_field(t, v)["POOL"] for _, t, v, _ in parse_control(flit.lower)
+                if t == FType.REQUEST] == [0]
+    assert_round_trip(reads, u)
+    p, flits, _ = run(reads, granted={**granted, "req_cmd": {"vc1": 1, "vc2": 1, "pool": 2}})
+    assert p.issued[1:] == [(2, 0)]                       # together, by the pool
+    assert p.credits["req_cmd"] == {"pool": 0, "vc0": 0, "vc1": 1, "vc2": 1, "vc3": 0}
+
+
 def test_credits_block_until_granted():
     w = make_request(random.Random(5), WRITE, 0, 128, vc=2)             # two beats
     p = Packer({}, {"req_cmd": {"vc2": 1}, "req_data": {"vc2": 1}})

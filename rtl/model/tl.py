@@ -683,22 +683,18 @@ class Packer:
 
     def _pools(self, items):
         """Rule 6: ``{vc: pool}`` for the items' VCs, or ``None`` if the credits do not cover
-        them. A VC whose own credits of both classes cover its demand uses them."""
+        them. Items that all share one VC use that VC's credits when its counters of both
+        classes cover them; otherwise all use pool credits, if the pool covers them."""
         cmd_cls, data_cls = _ITEM_CLASSES[type(items[0])]
-        demand = {}
-        for item in items:
-            cmd, data = demand.get(item.vc, (0, 0))
-            demand[item.vc] = cmd + 1, data + item.beats
-        pools, pool_cmd, pool_data = {}, 0, 0
-        for vc, (cmd, data) in demand.items():
-            slot = slot_of(False, vc)
-            pools[vc] = not (self.credits[cmd_cls][slot] >= cmd
-                             and self.credits[data_cls][slot] >= data)
-            if pools[vc]:
-                pool_cmd, pool_data = pool_cmd + cmd, pool_data + data
-        if self.credits[cmd_cls]["pool"] < pool_cmd or self.credits[data_cls]["pool"] < pool_data:
-            return None
-        return pools
+        cmd, data = len(items), sum(item.beats for item in items)
+        vcs = {item.vc for item in items}
+        if len(vcs) == 1:
+            slot = slot_of(False, items[0].vc)
+            if self.credits[cmd_cls][slot] >= cmd and self.credits[data_cls][slot] >= data:
+                return {items[0].vc: False}
+        if self.credits[cmd_cls]["pool"] >= cmd and self.credits[data_cls]["pool"] >= data:
+            return dict.fromkeys(vcs, True)
+        return None
 
     def _place(self, item, pool, half, sector):
         """Spend the item's credits, place its field and queue its data half-flits."""

@@ -2,7 +2,7 @@
 
 from functools import reduce
 
-from amaranth import Const, Module, Mux, Signal
+from amaranth import Array, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -78,39 +78,33 @@ def _tree_sum(values):
 def _prefix_credit(m, name, vcs, beats, cmd, dat):
     """Credit feasibility of each prefix of a field list [README §3 rule 6].
 
-    Returns, for prefixes of length 1..len(vcs): ``ok`` and, per VC, whether that VC's fields
-    use pool credits; and the counts spent from each slot as functions of the prefix length.
+    A prefix whose fields all share the first field's VC uses that VC's credits when its VC
+    counters of both classes cover the prefix; otherwise it uses pool credits, if the pool
+    counters cover it. Returns, for prefixes of length 1..len(vcs): ``ok``, per VC whether its
+    fields use pool credits, per VC ``(pool, cmd, data)`` demand, and the pool demand
+    ``(cmd, data)``.
     """
-    n_fields = len(vcs)
+    vc_cmd = Signal(CREDIT_BITS, name=f"{name}_vc_cmd")        # the first field's VC counters
+    vc_dat = Signal(CREDIT_BITS, name=f"{name}_vc_dat")
+    m.d.comb += [
+        vc_cmd.eq(Array(cmd[CreditSlot.VC0 + v] for v in range(4))[vcs[0]]),
+        vc_dat.eq(Array(dat[CreditSlot.VC0 + v] for v in range(4))[vcs[0]]),
+    ]
     prefixes = []
-    for n in range(1, n_fields + 1):
-        use_pool, pool_cmd, pool_dat, spent = [], [], [], []
-        for vc in range(4):
-            hit = [Signal(name=f"{name}_p{n}_hit{vc}_{i}") for i in range(n)]
-            for i in range(n):
-                m.d.comb += hit[i].eq(vcs[i] == vc)
-            c = Signal(range(n + 1), name=f"{name}_p{n}_c{vc}")
-            d = Signal(range(4 * n + 1), name=f"{name}_p{n}_d{vc}")
-            m.d.comb += [
-                c.eq(_tree_sum(hit)),
-                d.eq(_tree_sum(Mux(hit[i], beats[i], 0) for i in range(n))),
-            ]
-            pool = Signal(name=f"{name}_p{n}_pool{vc}")
-            slot = CreditSlot.VC0 + vc
-            m.d.comb += pool.eq((cmd[slot] < c) | (dat[slot] < d))
-            use_pool.append(pool)
-            pool_cmd.append(Mux(pool, c, 0))
-            pool_dat.append(Mux(pool, d, 0))
-            spent.append((pool, c, d))
+    one_vc = Const(1)
+    for n in range(1, len(vcs) + 1):
+        if n > 1:
+            one_vc = one_vc & (vcs[n - 1] == vcs[0])
+        by_vc = Signal(name=f"{name}_p{n}_vc")
+        total = Signal(range(4 * n + 1), name=f"{name}_p{n}_beats")
         ok = Signal(name=f"{name}_p{n}_ok")
-        pc = Signal(range(n + 1), name=f"{name}_p{n}_pc")
-        pd = Signal(range(4 * n + 1), name=f"{name}_p{n}_pd")
         m.d.comb += [
-            pc.eq(_tree_sum(pool_cmd)),
-            pd.eq(_tree_sum(pool_dat)),
-            ok.eq((cmd[CreditSlot.POOL] >= pc) & (dat[CreditSlot.POOL] >= pd)),
+            total.eq(_tree_sum(beats[:n])),
+            by_vc.eq(one_vc & (vc_cmd >= n) & (vc_dat >= total)),
+            ok.eq(by_vc | ((cmd[CreditSlot.POOL] >= n) & (dat[CreditSlot.POOL] >= total))),
         ]
-        prefixes.append((ok, use_pool, spent, pc, pd))
+        spent = [(~by_vc, Mux(vcs[0] == v, n, 0), Mux(vcs[0] == v, total, 0)) for v in range(4)]
+        prefixes.append((ok, [~by_vc] * 4, spent, Mux(by_vc, 0, n), Mux(by_vc, 0, total)))
     return prefixes
 
 
