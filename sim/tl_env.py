@@ -12,8 +12,10 @@ from cocotb.triggers import RisingEdge
 
 from rtl.model.tl import CLASSES, SLOTS, Flit, ReadResponse, Request, WriteResponse
 from rtl.tl.layout import (
+    CREDIT_BITS,
     HALF_BITS,
     TlConfig,
+    credit_array,
     credit_update_layout,
     flit_layout,
     orig_data_layout,
@@ -21,7 +23,6 @@ from rtl.tl.layout import (
     request_layout,
     wr_rsp_layout,
 )
-from rtl.tl.tx_pick import CREDIT_BITS, credit_array
 from sim.streams import LayoutSink, LayoutSource, reset
 
 __all__ = ["TlTxEnv", "UpliItemSource", "PERIOD_NS", "flit_of", "config_credits",

@@ -5,8 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.tl.core import TlCore
-from rtl.tl.layout import upli_members
-from rtl.tl.tx_pick import CREDIT_BITS, credit_array
+from rtl.tl.layout import CREDIT_BITS, credit_array, upli_members
 
 __all__ = ["TlLink"]
 

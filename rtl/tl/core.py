@@ -6,15 +6,16 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
 from .layout import (
+    CREDIT_BITS,
     TlConfig,
     UpliError,
+    credit_array,
     flit_stream,
     rx_error_counts,
     upli_members,
 )
 from .rx import TlRx
 from .tx import TlTx
-from .tx_pick import CREDIT_BITS, credit_array
 
 __all__ = ["TlCore"]
 

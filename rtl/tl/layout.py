@@ -21,7 +21,7 @@ __all__ = [
     "control_half", "flit_layout", "flit_stream",
     "request_layout", "orig_data_layout", "rd_rsp_layout", "wr_rsp_layout",
     "request_stream", "orig_data_stream", "rd_rsp_stream", "wr_rsp_stream", "upli_members",
-    "credit_update_layout", "UPLI_PORTS", "upli_credit_layout", "upli_channel", "UpliError",
+    "credit_update_layout", "CREDIT_BITS", "REQS_PER_CONTROL", "credit_array", "UPLI_PORTS", "upli_credit_layout", "upli_channel", "UpliError",
     "upli_error_counts", "TlConfig",
 ]
 
@@ -249,6 +249,17 @@ def upli_channel(layout):
 credit_update_layout = data.StructLayout({
     cls.name.lower(): data.ArrayLayout(5, len(CreditSlot)) for cls in CreditClass
 })
+
+
+#: Width of every TL credit counter: up to 4095 credits of one class and slot [ours].
+CREDIT_BITS = 12
+#: Uncompressed requests in one control half [§5.7 footprints: sectors 3-0 and 7-4].
+REQS_PER_CONTROL = 2
+
+
+def credit_array(width):
+    """``[class][slot]`` counters, one ``width``-bit count per :class:`CreditClass` and slot."""
+    return data.ArrayLayout(data.ArrayLayout(width, len(CreditSlot)), len(CreditClass))
 
 
 #: One 8-bit saturating counter per :class:`RxError` kind.

@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
 from .layout import (
+    CREDIT_BITS,
     REQ_LIMIT,
     RSP_LIMIT,
     CreditClass,
@@ -14,6 +15,7 @@ from .layout import (
     MsgType,
     TlConfig,
     UpliError,
+    credit_array,
     credit_update_layout,
     flit_stream,
     upli_members,
@@ -21,7 +23,7 @@ from .layout import (
 from .queue import WindowQueue
 from .tx_data import DataSequencer
 from .tx_intake import TxIntake
-from .tx_pick import CREDIT_BITS, ControlPicker, credit_array, tx_req_entry, tx_rsp_entry
+from .tx_pick import ControlPicker, tx_req_entry, tx_rsp_entry
 
 __all__ = ["TlTx"]
 

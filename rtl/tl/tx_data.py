@@ -4,8 +4,8 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layout import BEAT_BYTES, HALF_BITS, MsgType
-from .tx_pick import REQS_PER_CONTROL, schedule_layout
+from .layout import BEAT_BYTES, HALF_BITS, REQS_PER_CONTROL, MsgType
+from .tx_pick import schedule_layout
 
 __all__ = ["DataSequencer", "req_beat_layout", "rsp_beat_layout", "half_layout"]
 

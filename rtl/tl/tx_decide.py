@@ -1,0 +1,182 @@
+"""The TL packer's decision: how many requests and responses the next control half takes."""
+
+from amaranth import Array, Cat, Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from .layout import (
+    CREDIT_BITS,
+    MAX_BEATS,
+    REQ_LIMIT,
+    REQS_PER_CONTROL,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    CreditClass,
+    CreditSlot,
+    credit_array,
+)
+
+__all__ = ["TxDecide", "decide_req_layout", "decide_rsp_layout"]
+
+#: Sectors of an uncompressed request field [Table 5-29].
+_REQ_SECTORS = 4
+#: Beats a prefix of the response window can need: 8 responses of 4 beats.
+_PREFIX_BEATS = RSP_LIMIT * MAX_BEATS
+
+#: What the decision needs of a request at the head of the request window.
+decide_req_layout = data.StructLayout({"vc": 2, "beats": range(MAX_BEATS + 1)})
+
+#: What the decision needs of response ``j`` of the response window: its VC, whether its field
+#: is uncompressed, the read beats of responses ``0..j`` together, and whether responses
+#: ``0..j`` all share response 0's VC. The composer keeps the last two as it fills the window.
+decide_rsp_layout = data.StructLayout({
+    "vc": 2, "wide": 1, "total": range(_PREFIX_BEATS + 1), "one_vc": 1,
+})
+
+
+def _at_least(counter, value, width):
+    """``counter >= value`` for a wide counter and a ``width``-bit value."""
+    return counter[width:].any() | (counter[:width] >= value)
+
+
+def _ends(take):
+    """One-hot end of a prefix: ``take`` (a thermometer, bit ``j`` = prefix of ``j + 1`` taken)
+    ends at bit ``j``."""
+    return [take[j] & ~take[j + 1] if j + 1 < len(take) else take[j] for j in range(len(take))]
+
+
+def _count(m, take, name):
+    """The length of the prefix ``take`` describes, from its one-hot end (no adder)."""
+    count = Signal(range(len(take) + 1), name=name)
+    ends = _ends(take)
+    m.d.comb += count.eq(
+        Cat(*(Cat(*(e for j, e in enumerate(ends) if (j + 1) >> b & 1)).any()
+              for b in range(len(count)))))
+    return count
+
+
+def _pool(take, by_vc):
+    """Whether the prefix ``take`` describes spends pool credits."""
+    return Cat(*(e & ~v for e, v in zip(_ends(take), by_vc))).any()
+
+
+class TxDecide(wiring.Component):
+    """How many requests and responses the next control half-flit takes (README §3 rules 3, 4
+    and 6), from registered state, within one clock. Combinational.
+
+    Members
+    -------
+    req : In(ArrayLayout(decide_req_layout, 2)), req_count : In(range(3))
+        The two oldest requests, ``req_count`` of them valid.
+    rsp : In(ArrayLayout(decide_rsp_layout, 8)), rsp_count : In(range(9))
+        The eight oldest responses, ``rsp_count`` of them valid.
+    credits : In(credit_array(CREDIT_BITS))
+        Credits held.
+    req_allow, rsp_allow : In
+        Source rate-limit allowances [§5.7].
+    traffic : In(1)
+        Requests and responses may be sent.
+    fair : In(1)
+        The response queue is not empty and holds at least as many entries as the request
+        queue: at most one request (rule 3).
+    fc_pending : In(1)
+        A credit return is pending: sector 7 is kept for a Flow Control field (rule 2).
+    n_req, n_rsp : Out
+        Requests and responses taken.
+    req_pool, rsp_pool : Out(1)
+        The taken requests (responses) spend pool credits (POOL = 1), else their VC's.
+
+    Every condition of a prefix is computed for every prefix length in parallel, the
+    responses' for each of the three request counts; the longest prefix that meets them all is
+    a priority pick. Credits are compared with the counters directly (rule 6 needs only a
+    prefix's total beats and whether it is one VC run).
+    """
+
+    def __init__(self):
+        super().__init__({
+            "req": In(data.ArrayLayout(decide_req_layout, REQS_PER_CONTROL)),
+            "req_count": In(range(REQS_PER_CONTROL + 1)),
+            "rsp": In(data.ArrayLayout(decide_rsp_layout, RSP_LIMIT)),
+            "rsp_count": In(range(RSP_LIMIT + 1)),
+            "credits": In(credit_array(CREDIT_BITS)),
+            "req_allow": In(range(REQ_LIMIT + 1)),
+            "rsp_allow": In(range(RSP_LIMIT + 1)),
+            "traffic": In(1),
+            "fair": In(1),
+            "fc_pending": In(1),
+            "n_req": Out(range(REQS_PER_CONTROL + 1)),
+            "n_rsp": Out(range(RSP_LIMIT + 1)),
+            "req_pool": Out(1),
+            "rsp_pool": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        req_ok, req_vc = self._credit(m, "req", CreditClass.REQ_CMD, CreditClass.REQ_DATA,
+                                      self.req[0].vc, self._request_prefixes(m))
+        take = Signal(REQS_PER_CONTROL)
+        for i in range(REQS_PER_CONTROL):
+            cond = (self.traffic & (self.req_count > i) & (self.req_allow > i) & req_ok[i]
+                    & (_REQ_SECTORS * (i + 1) <= SECTORS_PER_HALF - self.fc_pending))
+            if i:
+                cond = cond & take[i - 1] & ~self.fair
+            m.d.comb += take[i].eq(cond)
+        m.d.comb += [
+            self.n_req.eq(_count(m, take, "req_n")),
+            self.req_pool.eq(_pool(take, req_vc)),
+        ]
+        self._responses(m)
+        return m
+
+    def _request_prefixes(self, m):
+        """``(total beats, one VC run)`` of the request prefixes of 1 and 2."""
+        total = Signal(range(2 * MAX_BEATS + 1))
+        m.d.comb += total.eq(self.req[0].beats + self.req[1].beats)
+        return [(self.req[0].beats, 1), (total, self.req[1].vc == self.req[0].vc)]
+
+    def _credit(self, m, name, cmd_cls, data_cls, vc0, prefixes):
+        """Rule 6 for each prefix: ``(ok, by_vc)`` lists."""
+        cmd, dat = self.credits[cmd_cls], self.credits[data_cls]
+        oks, by_vcs = [], []
+        for n, (total, one_vc) in enumerate(prefixes, 1):
+            width = len(total)
+            vc_fit = Array(_at_least(cmd[CreditSlot.VC0 + v], n, width)
+                           & _at_least(dat[CreditSlot.VC0 + v], total, width) for v in range(4))
+            by_vc, ok = Signal(name=f"{name}_p{n}_vc"), Signal(name=f"{name}_p{n}_ok")
+            m.d.comb += [
+                by_vc.eq(one_vc & vc_fit[vc0]),
+                ok.eq(by_vc | (_at_least(cmd[CreditSlot.POOL], n, width)
+                               & _at_least(dat[CreditSlot.POOL], total, width))),
+            ]
+            oks.append(ok)
+            by_vcs.append(by_vc)
+        return oks, by_vcs
+
+    def _responses(self, m):
+        rsp = self.rsp
+        ok, by_vc = self._credit(m, "rsp", CreditClass.RSP_CMD, CreditClass.RSP_DATA, rsp[0].vc,
+                                 [(e.total, e.one_vc) for e in rsp])
+        common = Signal(RSP_LIMIT)       # every condition but room in the half-flit
+        for j in range(RSP_LIMIT):
+            cond = self.traffic & (self.rsp_count > j) & (self.rsp_allow > j) & ok[j]
+            if j:
+                cond = cond & ~rsp[j].wide
+            m.d.comb += common[j].eq(cond)
+        counts, pools = [], []
+        for n_req in range(REQS_PER_CONTROL + 1):
+            take = Signal(RSP_LIMIT, name=f"rsp_take_{n_req}req")
+            for j in range(RSP_LIMIT):
+                room = Signal(name=f"rsp_room_{n_req}req_{j}")
+                with m.Switch(Cat(rsp[0].wide, self.fc_pending)):
+                    for wide0 in (0, 1):
+                        for fc in (0, 1):
+                            with m.Case(wide0 | fc << 1):
+                                sectors = _REQ_SECTORS * n_req + wide0 + j + 1
+                                m.d.comb += room.eq(sectors <= SECTORS_PER_HALF - fc)
+                m.d.comb += take[j].eq(Cat(common[:j + 1], room).all())
+            counts.append(_count(m, take, f"rsp_n_{n_req}req"))
+            pools.append(_pool(take, by_vc))
+        m.d.comb += [
+            self.n_rsp.eq(Array(counts)[self.n_req]),
+            self.rsp_pool.eq(Array(pools)[self.n_req]),
+        ]

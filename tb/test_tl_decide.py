@@ -1,0 +1,113 @@
+"""The packer's decision (``rtl/tl/tx_decide.py``) against the golden model's choice of a control
+half's requests and responses (README §3 rules 3, 4, 6), on random windows, credits, rate-limit
+allowances, fairness and FC reservation."""
+
+import dataclasses
+import random
+from collections import deque
+
+import cocotb
+import pytest
+from amaranth.lib import data
+from cocotb.triggers import Timer
+
+from rtl.config import BlockConfig
+from rtl.model.tl import OKAY, SLOTS, Packer
+from rtl.tl.layout import CREDIT_BITS, REQ_LIMIT, RSP_LIMIT, CreditClass, credit_array
+from rtl.tl.tx_decide import TxDecide, decide_req_layout, decide_rsp_layout
+from sim import harness
+from sim.tl_traffic import random_request, random_response
+
+#: Random states tried per run.
+CASES = 3000
+
+
+def _credits(rng):
+    """A credit table with zeros, scarce and plentiful counts."""
+    return {cls.name.lower(): {slot: rng.choice([0, 0, rng.randint(1, 12), 4000])
+                               for slot in SLOTS} for cls in CreditClass}
+
+
+def _state(rng):
+    vc_bias = rng.choice([None, rng.randrange(4)])         # often one VC, to make VC runs
+
+    def vc():
+        return vc_bias if vc_bias is not None and rng.random() < 0.8 else rng.randrange(4)
+    reqs = [dataclasses.replace(random_request(rng), vc=vc()) for _ in range(rng.randint(0, 5))]
+    rsps = [dataclasses.replace(random_response(rng), vc=vc()) for _ in range(rng.randint(0, 11))]
+    return {
+        "reqs": reqs, "rsps": rsps, "credits": _credits(rng),
+        "req_allow": rng.randint(0, REQ_LIMIT), "rsp_allow": rng.randint(0, RSP_LIMIT),
+        "fc_pending": rng.random() < 0.3, "traffic": rng.random() < 0.95,
+    }
+
+
+def _model_choice(s):
+    """``(n_req, n_rsp, req_pool, rsp_pool)`` as the golden model's packer chooses."""
+    if not s["traffic"]:
+        return 0, 0, None, None
+    p = Packer({}, s["credits"])
+    p._requests, p._responses = deque(s["reqs"]), deque(s["rsps"])
+    p._rates["req"].outstanding = REQ_LIMIT - s["req_allow"]
+    p._rates["rsp"].outstanding = RSP_LIMIT - s["rsp_allow"]
+    reqs, rsps = p._choose(7 if s["fc_pending"] else 8)
+    return (len(reqs), len(rsps), reqs[0][1] if reqs else None, rsps[0][1] if rsps else None)
+
+
+def _drive(dut, s):
+    """Present state ``s`` through the decision's own layouts."""
+    reqs, rsps = s["reqs"], s["rsps"]
+    dut.req.value = data.ArrayLayout(decide_req_layout, 2).const(
+        [{"vc": r.vc, "beats": r.beats} for r in reqs[:2]]
+        + [{}] * (2 - len(reqs[:2]))).as_bits()
+    dut.req_count.value = min(len(reqs), 2)
+    window, total = [], 0
+    for j, r in enumerate(rsps[:RSP_LIMIT]):
+        total += r.beats
+        window.append({"vc": r.vc, "wide": r.status != OKAY, "total": total,
+                       "one_vc": all(x.vc == rsps[0].vc for x in rsps[:j + 1])})
+    dut.rsp.value = data.ArrayLayout(decide_rsp_layout, RSP_LIMIT).const(
+        window + [{}] * (RSP_LIMIT - len(window))).as_bits()
+    dut.rsp_count.value = len(window)
+    dut.credits.value = credit_array(CREDIT_BITS).const(
+        [[s["credits"][cls.name.lower()][slot] for slot in SLOTS] for cls in CreditClass]
+    ).as_bits()
+    dut.req_allow.value = s["req_allow"]
+    dut.rsp_allow.value = s["rsp_allow"]
+    dut.traffic.value = s["traffic"]
+    dut.fair.value = bool(rsps) and len(rsps) >= len(reqs)
+    dut.fc_pending.value = s["fc_pending"]
+
+
+@cocotb.test()
+async def decide_matches_model(dut):
+    """Every random state: the same counts and the same credit kind as the model."""
+    rng = random.Random(cocotb.RANDOM_SEED)
+    seen = set()
+    for case in range(CASES):
+        s = _state(rng)
+        _drive(dut, s)
+        await Timer(1, unit="ns")
+        n_req, n_rsp, req_pool, rsp_pool = _model_choice(s)
+        got = (int(dut.n_req.value), int(dut.n_rsp.value))
+        assert got == (n_req, n_rsp), f"case {case}: counts {got}, model {(n_req, n_rsp)}"
+        if n_req:
+            assert int(dut.req_pool.value) == req_pool, f"case {case}: request credit kind"
+        if n_rsp:
+            assert int(dut.rsp_pool.value) == rsp_pool, f"case {case}: response credit kind"
+        seen.add((n_req, n_rsp, req_pool, rsp_pool))
+    # The states reach every count and both credit kinds.
+    assert {n for n, _, _, _ in seen} == {0, 1, 2}
+    assert {n for _, n, _, _ in seen} == set(range(RSP_LIMIT + 1))
+    assert {p for _, _, p, _ in seen} >= {True, False}
+    assert {p for _, _, _, p in seen} >= {True, False}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Config(BlockConfig):
+    """TxDecide has no parameters; one build."""
+
+
+@pytest.mark.parametrize("config", [_Config()], ids=lambda c: c.slug() or "default")
+def test_tl_decide(config):
+    harness.run(TxDecide(), config, toplevel="tl_decide", test_module="tb.test_tl_decide")
