@@ -13,8 +13,8 @@ from cocotb.triggers import Timer
 
 from rtl.config import BlockConfig
 from rtl.model.tl import OKAY, SLOTS, Packer
-from rtl.tl.layout import CREDIT_BITS, REQ_LIMIT, RSP_LIMIT, CreditClass, credit_array
-from rtl.tl.tx_decide import TxDecide, decide_req_layout, decide_rsp_layout
+from rtl.tl.layout import REQ_LIMIT, RSP_LIMIT, CreditClass, credit_array
+from rtl.tl.tx_decide import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout
 from sim import harness
 from sim.tl_traffic import random_request, random_response
 
@@ -35,11 +35,15 @@ def _state(rng):
         return vc_bias if vc_bias is not None and rng.random() < 0.8 else rng.randrange(4)
     reqs = [dataclasses.replace(random_request(rng), vc=vc()) for _ in range(rng.randint(0, 5))]
     rsps = [dataclasses.replace(random_response(rng), vc=vc()) for _ in range(rng.randint(0, 11))]
-    return {
+    state = {
         "reqs": reqs, "rsps": rsps, "credits": _credits(rng),
         "req_allow": rng.randint(0, REQ_LIMIT), "rsp_allow": rng.randint(0, RSP_LIMIT),
         "fc_pending": rng.random() < 0.3, "traffic": rng.random() < 0.95,
     }
+    if rng.random() < 0.1:              # room for a full control half of compressed responses
+        state.update(reqs=[], rsp_allow=RSP_LIMIT, fc_pending=False, traffic=True,
+                     rsps=[r for r in rsps if r.status == OKAY] * 4)
+    return state
 
 
 def _model_choice(s):
@@ -60,7 +64,7 @@ def _drive(dut, s):
     dut.req.value = data.ArrayLayout(decide_req_layout, 2).const(
         [{"vc": r.vc, "beats": r.beats} for r in reqs[:2]]
         + [{}] * (2 - len(reqs[:2]))).as_bits()
-    dut.req_count.value = min(len(reqs), 2)
+    dut.req_valid.value = (1 << min(len(reqs), 2)) - 1
     window, total = [], 0
     for j, r in enumerate(rsps[:RSP_LIMIT]):
         total += r.beats
@@ -68,12 +72,13 @@ def _drive(dut, s):
                        "one_vc": all(x.vc == rsps[0].vc for x in rsps[:j + 1])})
     dut.rsp.value = data.ArrayLayout(decide_rsp_layout, RSP_LIMIT).const(
         window + [{}] * (RSP_LIMIT - len(window))).as_bits()
-    dut.rsp_count.value = len(window)
-    dut.credits.value = credit_array(CREDIT_BITS).const(
-        [[s["credits"][cls.name.lower()][slot] for slot in SLOTS] for cls in CreditClass]
-    ).as_bits()
-    dut.req_allow.value = s["req_allow"]
-    dut.rsp_allow.value = s["rsp_allow"]
+    dut.rsp_valid.value = (1 << len(window)) - 1
+    top = (1 << DECIDE_CREDIT_BITS) - 1
+    dut.credits.value = credit_array(DECIDE_CREDIT_BITS).const(
+        [[min(s["credits"][cls.name.lower()][slot], top) for slot in SLOTS]
+         for cls in CreditClass]).as_bits()
+    dut.req_allowed.value = (1 << min(s["req_allow"], 2)) - 1
+    dut.rsp_allowed.value = (1 << s["rsp_allow"]) - 1
     dut.traffic.value = s["traffic"]
     dut.fair.value = bool(rsps) and len(rsps) >= len(reqs)
     dut.fc_pending.value = s["fc_pending"]

@@ -5,9 +5,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
-    CREDIT_BITS,
     MAX_BEATS,
-    REQ_LIMIT,
     REQS_PER_CONTROL,
     RSP_LIMIT,
     SECTORS_PER_HALF,
@@ -16,7 +14,12 @@ from .layout import (
     credit_array,
 )
 
-__all__ = ["TxDecide", "decide_req_layout", "decide_rsp_layout"]
+__all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
+           "thermometer"]
+
+#: Width of the capped credit counters the decision compares: 127 covers the most one control
+#: half can spend of any class (8 responses of 4 beats).
+DECIDE_CREDIT_BITS = 7
 
 #: Sectors of an uncompressed request field [Table 5-29].
 _REQ_SECTORS = 4
@@ -32,6 +35,11 @@ decide_req_layout = data.StructLayout({"vc": 2, "beats": range(MAX_BEATS + 1)})
 decide_rsp_layout = data.StructLayout({
     "vc": 2, "wide": 1, "total": range(_PREFIX_BEATS + 1), "one_vc": 1,
 })
+
+
+def thermometer(value, width):
+    """Bit ``i`` set when ``value > i``."""
+    return Cat(*(value > i for i in range(width)))
 
 
 def _at_least(counter, value, width):
@@ -66,14 +74,17 @@ class TxDecide(wiring.Component):
 
     Members
     -------
-    req : In(ArrayLayout(decide_req_layout, 2)), req_count : In(range(3))
-        The two oldest requests, ``req_count`` of them valid.
-    rsp : In(ArrayLayout(decide_rsp_layout, 8)), rsp_count : In(range(9))
-        The eight oldest responses, ``rsp_count`` of them valid.
-    credits : In(credit_array(CREDIT_BITS))
-        Credits held.
-    req_allow, rsp_allow : In
-        Source rate-limit allowances [§5.7].
+    req : In(ArrayLayout(decide_req_layout, 2)), req_valid : In(2)
+        The two oldest requests; bit ``i`` of ``req_valid`` set when request ``i`` is there
+        (a thermometer).
+    rsp : In(ArrayLayout(decide_rsp_layout, 8)), rsp_valid : In(8)
+        The eight oldest responses, likewise.
+    credits : In(credit_array(DECIDE_CREDIT_BITS))
+        Credits held, each counter capped at 127 (no control half can spend more than 32 of
+        one class).
+    req_allowed, rsp_allowed : In
+        Source rate limits [§5.7] as thermometers: bit ``i`` set when the allowance is more
+        than ``i``.
     traffic : In(1)
         Requests and responses may be sent.
     fair : In(1)
@@ -95,12 +106,12 @@ class TxDecide(wiring.Component):
     def __init__(self):
         super().__init__({
             "req": In(data.ArrayLayout(decide_req_layout, REQS_PER_CONTROL)),
-            "req_count": In(range(REQS_PER_CONTROL + 1)),
+            "req_valid": In(REQS_PER_CONTROL),
             "rsp": In(data.ArrayLayout(decide_rsp_layout, RSP_LIMIT)),
-            "rsp_count": In(range(RSP_LIMIT + 1)),
-            "credits": In(credit_array(CREDIT_BITS)),
-            "req_allow": In(range(REQ_LIMIT + 1)),
-            "rsp_allow": In(range(RSP_LIMIT + 1)),
+            "rsp_valid": In(RSP_LIMIT),
+            "credits": In(credit_array(DECIDE_CREDIT_BITS)),
+            "req_allowed": In(REQS_PER_CONTROL),
+            "rsp_allowed": In(RSP_LIMIT),
             "traffic": In(1),
             "fair": In(1),
             "fc_pending": In(1),
@@ -116,7 +127,7 @@ class TxDecide(wiring.Component):
                                       self.req[0].vc, self._request_prefixes(m))
         take = Signal(REQS_PER_CONTROL)
         for i in range(REQS_PER_CONTROL):
-            cond = (self.traffic & (self.req_count > i) & (self.req_allow > i) & req_ok[i]
+            cond = (self.traffic & self.req_valid[i] & self.req_allowed[i] & req_ok[i]
                     & (_REQ_SECTORS * (i + 1) <= SECTORS_PER_HALF - self.fc_pending))
             if i:
                 cond = cond & take[i - 1] & ~self.fair
@@ -158,7 +169,7 @@ class TxDecide(wiring.Component):
                                  [(e.total, e.one_vc) for e in rsp])
         common = Signal(RSP_LIMIT)       # every condition but room in the half-flit
         for j in range(RSP_LIMIT):
-            cond = self.traffic & (self.rsp_count > j) & (self.rsp_allow > j) & ok[j]
+            cond = self.traffic & self.rsp_valid[j] & self.rsp_allowed[j] & ok[j]
             if j:
                 cond = cond & ~rsp[j].wide
             m.d.comb += common[j].eq(cond)

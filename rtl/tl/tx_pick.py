@@ -25,10 +25,16 @@ from .layout import (
     uncompressed_response,
     write_or_multi_response,
 )
-from .tx_decide import TxDecide
+from .tx_decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
 
-__all__ = ["ControlPicker", "tx_req_entry", "tx_rsp_entry", "schedule_layout", "credit_array",
-           "CREDIT_BITS"]
+__all__ = [
+    "CREDIT_BITS",
+    "ControlPicker",
+    "credit_array",
+    "schedule_layout",
+    "tx_req_entry",
+    "tx_rsp_entry",
+]
 
 #: Bit of the POOL flag in each field, from the layouts [Tables 5-29..5-36].
 _REQ_POOL_BIT = uncompressed_request["pool"].offset
@@ -146,11 +152,16 @@ class ControlPicker(wiring.Component):
             ]
         for i in range(REQS_PER_CONTROL):
             m.d.comb += [dec.req[i].vc.eq(self.req[i].vc), dec.req[i].beats.eq(self.req[i].beats)]
+        top = (1 << DECIDE_CREDIT_BITS) - 1
+        for c in CreditClass:
+            for slot in CreditSlot:
+                have = self.credits[c][slot]
+                m.d.comb += dec.credits[c][slot].eq(Mux(have > top, top, have))
         m.d.comb += [
-            dec.req_count.eq(Mux(self.req_count > REQS_PER_CONTROL, REQS_PER_CONTROL,
-                                 self.req_count)),
-            dec.rsp_count.eq(self.rsp_count), dec.credits.eq(self.credits),
-            dec.req_allow.eq(self.req_allow), dec.rsp_allow.eq(self.rsp_allow),
+            dec.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
+            dec.rsp_valid.eq(thermometer(self.rsp_count, RSP_LIMIT)),
+            dec.req_allowed.eq(thermometer(self.req_allow, REQS_PER_CONTROL)),
+            dec.rsp_allowed.eq(thermometer(self.rsp_allow, RSP_LIMIT)),
             dec.traffic.eq(self.traffic), dec.fc_pending.eq(fc_pending),
             dec.fair.eq((self.rsp_level != 0) & (self.rsp_level >= self.req_level)),
             self.n_req.eq(dec.n_req), self.n_rsp.eq(dec.n_rsp),
