@@ -22,7 +22,7 @@ from .upli_rsp_check import UpliResponseCheck
 from .upli_rx import UpliReceiver
 from .upli_tx import UpliRequestSender, UpliSender
 
-__all__ = ["TlEndpoint", "UPLI_DEPTH"]
+__all__ = ["UPLI_DEPTH", "TlEndpoint"]
 
 #: Beats each UPLI receiving channel buffers, so the credits it releases [ours]: enough to
 #: cover the credit loop at one beat per clock.

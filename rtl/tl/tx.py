@@ -10,9 +10,6 @@ from .layout import (
     CREDIT_BITS,
     REQ_LIMIT,
     RSP_LIMIT,
-    CreditClass,
-    CreditSlot,
-    MsgType,
     TlConfig,
     UpliError,
     credit_array,
@@ -21,11 +18,17 @@ from .layout import (
     upli_members,
 )
 from .queue import WindowQueue
+from .tx_compose import TxCompose
 from .tx_data import DataSequencer
 from .tx_intake import TxIntake
-from .tx_pick import ControlPicker, tx_req_entry, tx_rsp_entry
+from .tx_place import tx_req_entry, tx_rsp_entry
 
-__all__ = ["TlTx"]
+__all__ = ["WANT_AHEAD", "TlTx"]
+
+#: The emitter asks for control half-flits to be composed while at most this many data
+#: half-flits are still owed: two records of two clocks each must be ready when the owed data
+#: ends (two owed half-flits leave per clock).
+WANT_AHEAD = 9
 
 
 class TlTx(ConfiguredComponent):
@@ -60,8 +63,12 @@ class TlTx(ConfiguredComponent):
         :attr:`~rtl.tl.layout.UpliError.RSP_SEQUENCE` when a write burst or a multi-beat read
         response was closed early and its missing beats are sent poisoned (README §5).
 
-    Latency: a request or response accepted at clock ``t`` can leave in the flit presented at
-    ``t + 3`` when the link is idle. Throughput: one flit per clock while data is queued.
+    Control half-flits are composed ahead of the flits that carry them
+    (:class:`~rtl.tl.tx_compose.TxCompose`, two clocks each, up to two ahead) and the flit
+    emitter follows the flit rule. Latency: a request or response accepted at clock ``t`` can
+    leave in the flit presented at ``t + 4`` when the link is idle. Throughput: one flit per
+    clock while data is queued, except that a run of control half-flits without data goes at
+    one per two clocks.
     """
 
     config_class = TlConfig
@@ -89,7 +96,7 @@ class TlTx(ConfiguredComponent):
             width=len(intake.req_beat.payload.as_value()), depth=cfg.tx_data_depth)
         m.submodules.rsp_data = rsp_data = SyncFIFOBuffered(
             width=len(intake.rsp_beat.payload.as_value()), depth=cfg.tx_data_depth)
-        m.submodules.pick = pick = ControlPicker()
+        m.submodules.compose = comp = TxCompose()
         m.submodules.seq = seq = DataSequencer()
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
@@ -106,37 +113,31 @@ class TlTx(ConfiguredComponent):
                 dst.payload.eq(fifo.r_data), dst.valid.eq(fifo.r_rdy), fifo.r_en.eq(dst.ready),
             ]
         m.d.comb += [
-            pick.req.eq(req_q.entries), pick.req_count.eq(req_q.count),
-            pick.rsp.eq(rsp_q.entries), pick.rsp_count.eq(rsp_q.count),
-            pick.credits.eq(self.credits), pick.pending.eq(self.pending),
-            pick.traffic.eq(self.init_sent),
-            seq.schedule.eq(pick.schedule),
+            comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
+            comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
+            comp.req_level.eq(req_q.level), comp.rsp_level.eq(rsp_q.level),
+            req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
+            comp.grant.eq(self.grant), comp.give.eq(self.give), comp.give_init.eq(self.give_init),
+            self.credits.eq(comp.credits), self.pending.eq(comp.pending),
+            seq.schedule.eq(comp.record.payload.schedule),
         ]
-        self._emit(m, pick, seq, req_q, rsp_q)
+        self._emit(m, comp.record, comp.want, seq)
         return m
 
-    def _emit(self, m, pick, seq, req_q, rsp_q):
-        """The flit rule of README §3, and the state that moves with each flit."""
+    def _emit(self, m, record, want, seq):
+        """The flit rule of README §3: each flit from the owed data half-flits and the next
+        record."""
         owed = Signal(7)
-        req_out = Signal(range(REQ_LIMIT + 1))
-        rsp_out = Signal(range(RSP_LIMIT + 1))
-        m.d.comb += [
-            pick.req_allow.eq(REQ_LIMIT - req_out), pick.rsp_allow.eq(RSP_LIMIT - rsp_out),
-            pick.req_level.eq(req_q.level), pick.rsp_level.eq(rsp_q.level),
-        ]
-        halves = Signal(7)
-        m.d.comb += halves.eq(sum(2 * r.beats + r.be for r in pick.schedule.req)
-                              + 2 * pick.schedule.rsp_beats)
-        idle_pending = Signal()
-        m.d.comb += idle_pending.eq(~Cat(*(self.pending[c][s].any()
-                                           for c in CreditClass for s in CreditSlot)).any())
-        msg_due = Signal()
-        m.d.comb += msg_due.eq(self.give_init & ~self.init_sent & idle_pending & (owed == 0))
-
+        rec, has = record.payload, record.valid
+        halves = rec.halves
         load = Signal()                  # the output register takes a new flit this clock
         control = Signal()               # ... and it holds a new control half-flit
         nxt = Signal.like(self.flit.payload)
-        m.d.comb += load.eq(~self.flit.valid | self.flit.ready)
+        m.d.comb += [
+            load.eq(~self.flit.valid | self.flit.ready),
+            # Compose ahead only while flits are moving: records see what arrived by then.
+            want.eq(load & (owed <= WANT_AHEAD)),
+        ]
         emit = Signal()
         go = Signal()
         with m.If(owed >= 2):
@@ -145,21 +146,21 @@ class TlTx(ConfiguredComponent):
                 nxt.data[0].eq(seq.halves[0].data), nxt.data[1].eq(seq.halves[1].data),
                 nxt.msg.eq(Cat(seq.halves[0].msg, seq.halves[1].msg)),
             ]
-        with m.Elif(msg_due):
-            m.d.comb += [emit.eq(1), nxt.data[0].eq(MsgType.CREDIT_INIT_DONE.value),
-                         nxt.msg.eq(0b01)]
+        with m.Elif(has & rec.msg):
+            m.d.comb += [emit.eq(1), nxt.data[0].eq(rec.half), nxt.msg.eq(0b01),
+                         record.ready.eq(go)]
             with m.If(load):
                 m.d.sync += self.init_sent.eq(1)
         with m.Elif(owed == 1):
             m.d.comb += [
-                emit.eq(seq.avail != 0), control.eq(1),
-                nxt.data[0].eq(pick.half), nxt.data[1].eq(seq.halves[0].data),
+                emit.eq(has & (seq.avail != 0)), control.eq(1),
+                nxt.data[0].eq(rec.half), nxt.data[1].eq(seq.halves[0].data),
                 nxt.msg.eq(Cat(Const(0, 1), seq.halves[0].msg)),
             ]
         with m.Else():
             m.d.comb += [
-                emit.eq(pick.nonempty & ((halves == 0) | (seq.avail != 0))), control.eq(1),
-                nxt.data[0].eq(pick.half),
+                emit.eq(has & ((halves == 0) | (seq.avail != 0))), control.eq(1),
+                nxt.data[0].eq(rec.half),
                 nxt.data[1].eq(Mux(halves != 0, seq.halves[0].data, 0)),
                 nxt.msg.eq(Cat(Const(0, 1), (halves != 0) & seq.halves[0].msg)),
             ]
@@ -167,12 +168,9 @@ class TlTx(ConfiguredComponent):
         m.d.comb += [go.eq(load & emit), placed.eq(go & control)]
         with m.If(control & (owed <= 1)):
             m.d.comb += seq.take.eq(Mux(go & ((owed == 1) | (halves != 0)), 1, 0))
-        m.d.comb += [
-            seq.fresh.eq(control),
-            seq.load.eq(placed),
-            req_q.pop.eq(Mux(placed, pick.n_req, 0)),
-            rsp_q.pop.eq(Mux(placed, pick.n_rsp, 0)),
-        ]
+        with m.If(placed):
+            m.d.comb += record.ready.eq(1)
+        m.d.comb += [seq.fresh.eq(control & has), seq.load.eq(placed)]
         with m.If(load):
             m.d.sync += [self.flit.valid.eq(emit), self.flit.payload.eq(nxt)]
         with m.If(go):
@@ -182,19 +180,3 @@ class TlTx(ConfiguredComponent):
                 m.d.sync += owed.eq(Mux(halves != 0, halves - 1, 0))
             with m.Elif(control):
                 m.d.sync += owed.eq(halves)
-            n_req = Mux(placed, pick.n_req, 0)
-            n_rsp = Mux(placed, pick.n_rsp, 0)
-            m.d.sync += [
-                req_out.eq(Mux(req_out + n_req > 0, req_out + n_req - 1, 0)),
-                rsp_out.eq(Mux(rsp_out + n_rsp > 0, rsp_out + n_rsp - 1, 0)),
-            ]
-        for c in CreditClass:
-            for s in CreditSlot:
-                spent = Mux(placed, pick.spent[c][s], 0)
-                sent = Mux(placed, pick.sent[c][s], 0)
-                m.d.sync += [
-                    self.credits[c][s].eq(self.credits[c][s] - spent
-                                          + getattr(self.grant, c.name.lower())[s]),
-                    self.pending[c][s].eq(self.pending[c][s] - sent
-                                          + getattr(self.give, c.name.lower())[s]),
-                ]

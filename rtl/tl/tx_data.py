@@ -5,9 +5,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import BEAT_BYTES, HALF_BITS, REQS_PER_CONTROL, MsgType
-from .tx_pick import schedule_layout
+from .tx_place import schedule_layout
 
-__all__ = ["DataSequencer", "req_beat_layout", "rsp_beat_layout", "half_layout"]
+__all__ = ["DataSequencer", "half_layout", "req_beat_layout", "rsp_beat_layout"]
 
 #: A request data beat as queued: data, its byte enables and OrigDataError.
 req_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "byte_en": BEAT_BYTES, "error": 1})

@@ -17,7 +17,7 @@ from .layout import (
     write_or_multi_response,
 )
 from .tx_data import req_beat_layout, rsp_beat_layout
-from .tx_pick import tx_req_entry, tx_rsp_entry
+from .tx_place import tx_req_entry, tx_rsp_entry
 
 __all__ = ["BURST_TIMEOUT", "TxIntake"]
 

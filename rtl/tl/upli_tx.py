@@ -12,7 +12,7 @@ from .layout import (
     upli_credit_layout,
 )
 
-__all__ = ["UpliCredits", "UpliSender", "UpliRequestSender"]
+__all__ = ["UpliCredits", "UpliRequestSender", "UpliSender"]
 
 #: ``*CreditInitDone`` must be seen set this many clocks in a row before it is believed
 #: [§2.6: "an implementation specific number of cycles greater than 1"; ours].

@@ -1,4 +1,5 @@
-"""Picking logic of the TL packer: what goes into the next control half-flit."""
+"""Placement of a decided control half-flit: its sectors, the credits it spends and returns, and
+the data it calls for."""
 
 from functools import reduce
 
@@ -10,7 +11,6 @@ from .layout import (
     CMD_CREDIT_MAX,
     CREDIT_BITS,
     DATA_CREDIT_MAX,
-    MAX_QUEUE_DEPTH,
     REQ_LIMIT,
     REQS_PER_CONTROL,
     RSP_LIMIT,
@@ -25,11 +25,10 @@ from .layout import (
     uncompressed_response,
     write_or_multi_response,
 )
-from .tx_decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
 
 __all__ = [
     "CREDIT_BITS",
-    "ControlPicker",
+    "ControlPlacer",
     "credit_array",
     "schedule_layout",
     "tx_req_entry",
@@ -67,8 +66,10 @@ schedule_layout = data.StructLayout({
 })
 
 
-class ControlPicker(wiring.Component):
-    """Chooses the fields of the next control half-flit (README §3 rules 2-6). Combinational.
+class ControlPlacer(wiring.Component):
+    """Builds the control half-flit :class:`~rtl.tl.tx_decide.TxDecide` decided (README §3
+    rules 3-5): requests from sector 0, responses after them, Flow Control fields in the
+    sectors left, one per credit slot with something pending. Combinational.
 
     Members
     -------
@@ -76,23 +77,12 @@ class ControlPicker(wiring.Component):
         The request queue window (:data:`tx_req_entry`, oldest first) and its valid entries.
     rsp, rsp_count : In
         The response queue window (:data:`tx_rsp_entry`) and its valid entries.
-    credits : In(credit_array(CREDIT_BITS))
-        Credits held, granted by the peer.
     pending : In(credit_array(CREDIT_BITS))
         Credits to return to the peer.
-    req_allow, rsp_allow : In
-        Source rate-limit allowances [§5.7].
-    traffic : In(1)
-        Requests and responses may be sent (initialisation complete).
-    req_level, rsp_level : In(range(MAX_QUEUE_DEPTH + 1))
-        Entries in the request and response queues (fairness: at most one request while the
-        response queue is not empty and holds at least as many).
+    n_req, n_rsp, req_pool, rsp_pool : In
+        The decision: how many requests and responses, and whether they spend pool credits.
     half : Out(control_half)
-        The control half-flit.
-    n_req, n_rsp : Out
-        Requests and responses taken from the windows.
-    nonempty : Out(1)
-        The half holds a request, a response or a flow-control field.
+        The control half-flit, every field's POOL bit set from the decision.
     spent : Out(credit_array(CREDIT_BITS))
         Credits the chosen fields consume.
     sent : Out(credit_array(5))
@@ -107,17 +97,12 @@ class ControlPicker(wiring.Component):
             "req_count": In(range(REQ_LIMIT + 1)),
             "rsp": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
             "rsp_count": In(range(RSP_LIMIT + 1)),
-            "credits": In(credit_array(CREDIT_BITS)),
             "pending": In(credit_array(CREDIT_BITS)),
-            "req_allow": In(range(REQ_LIMIT + 1)),
-            "rsp_allow": In(range(RSP_LIMIT + 1)),
-            "traffic": In(1),
-            "req_level": In(range(MAX_QUEUE_DEPTH + 1)),
-            "rsp_level": In(range(MAX_QUEUE_DEPTH + 1)),
+            "n_req": In(range(REQS_PER_CONTROL + 1)),
+            "n_rsp": In(range(RSP_LIMIT + 1)),
+            "req_pool": In(1),
+            "rsp_pool": In(1),
             "half": Out(control_half),
-            "n_req": Out(range(REQS_PER_CONTROL + 1)),
-            "n_rsp": Out(range(RSP_LIMIT + 1)),
-            "nonempty": Out(1),
             "spent": Out(credit_array(CREDIT_BITS)),
             "sent": Out(credit_array(5)),
             "schedule": Out(schedule_layout),
@@ -125,10 +110,7 @@ class ControlPicker(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        fc_pending = Signal()
-        m.d.comb += fc_pending.eq(reduce(
-            lambda a, b: a | b, (self.pending[c][s] != 0 for c in CreditClass for s in CreditSlot)))
-        req_pool, rsp_pool = self._decide(m, fc_pending)
+        self._spend(m)
         rsp_start = Signal(range(SECTORS_PER_HALF + 1))
         fc_start = Signal(range(SECTORS_PER_HALF + 1))
         m.d.comb += [
@@ -136,43 +118,19 @@ class ControlPicker(wiring.Component):
             fc_start.eq(rsp_start + Mux(self.n_rsp != 0, self.n_rsp + self.rsp[0].wide, 0)),
         ]
         fields = self._flow_control(m)
-        self._place(m, req_pool, rsp_start, rsp_pool, fc_start, fields)
+        self._place(m, self.req_pool, rsp_start, self.rsp_pool, fc_start, fields)
         return m
 
-    def _decide(self, m, fc_pending):
-        """The counts and credit kinds (:class:`~rtl.tl.tx_decide.TxDecide`), and the spend."""
-        m.submodules.decide = dec = TxDecide()
-        total = 0
-        for j, e in enumerate(self.rsp):
-            total = total + e.beats
-            m.d.comb += [
-                dec.rsp[j].vc.eq(e.vc), dec.rsp[j].wide.eq(e.wide), dec.rsp[j].total.eq(total),
-                dec.rsp[j].one_vc.eq(reduce(lambda a, b: a & b,
-                                            (x.vc == self.rsp[0].vc for x in self.rsp[:j + 1]))),
-            ]
-        for i in range(REQS_PER_CONTROL):
-            m.d.comb += [dec.req[i].vc.eq(self.req[i].vc), dec.req[i].beats.eq(self.req[i].beats)]
-        top = (1 << DECIDE_CREDIT_BITS) - 1
-        for c in CreditClass:
-            for slot in CreditSlot:
-                have = self.credits[c][slot]
-                m.d.comb += dec.credits[c][slot].eq(Mux(have > top, top, have))
-        m.d.comb += [
-            dec.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
-            dec.rsp_valid.eq(thermometer(self.rsp_count, RSP_LIMIT)),
-            dec.req_allowed.eq(thermometer(self.req_allow, REQS_PER_CONTROL)),
-            dec.rsp_allowed.eq(thermometer(self.rsp_allow, RSP_LIMIT)),
-            dec.traffic.eq(self.traffic), dec.fc_pending.eq(fc_pending),
-            dec.fair.eq((self.rsp_level != 0) & (self.rsp_level >= self.req_level)),
-            self.n_req.eq(dec.n_req), self.n_rsp.eq(dec.n_rsp),
-        ]
+    def _spend(self, m):
+        """Credits the chosen fields spend, and the data they call for."""
+        rsp_total = Array([0, *(sum(e.beats for e in self.rsp[:n]) for n in range(1, RSP_LIMIT + 1))])
         req_beats = Array([0, self.req[0].beats, self.req[0].beats + self.req[1].beats])
-        rsp_beats = Array([0, *(e.total for e in dec.rsp)])
+        rsp_beats = rsp_total
         for (cmd, dat), n, beats, pool, vc0 in (
-                ((CreditClass.REQ_CMD, CreditClass.REQ_DATA), dec.n_req, req_beats[dec.n_req],
-                 dec.req_pool, self.req[0].vc),
-                ((CreditClass.RSP_CMD, CreditClass.RSP_DATA), dec.n_rsp, rsp_beats[dec.n_rsp],
-                 dec.rsp_pool, self.rsp[0].vc)):
+                ((CreditClass.REQ_CMD, CreditClass.REQ_DATA), self.n_req, req_beats[self.n_req],
+                 self.req_pool, self.req[0].vc),
+                ((CreditClass.RSP_CMD, CreditClass.RSP_DATA), self.n_rsp, rsp_beats[self.n_rsp],
+                 self.rsp_pool, self.rsp[0].vc)):
             for slot in CreditSlot:
                 mine = pool if slot == CreditSlot.POOL else ~pool & (vc0 == slot - CreditSlot.VC0)
                 m.d.comb += [self.spent[cmd][slot].eq(Mux(mine, n, 0)),
@@ -184,8 +142,7 @@ class ControlPicker(wiring.Component):
                     self.schedule.req[i].be.eq(self.req[i].be),
                     self.schedule.req[i].be_pos.eq(self.req[i].be_pos),
                 ]
-        m.d.comb += self.schedule.rsp_beats.eq(rsp_beats[dec.n_rsp])
-        return dec.req_pool, dec.rsp_pool
+        m.d.comb += self.schedule.rsp_beats.eq(rsp_beats[self.n_rsp])
 
     def _flow_control(self, m):
         """One FC field per slot with credits pending, in slot order [README §3 rule 5]."""
@@ -245,5 +202,4 @@ class ControlPicker(wiring.Component):
                     m.d.comb += self.sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
             placed = placed + put
         m.d.comb += [self.half[s].eq(sectors[s]) for s in range(SECTORS_PER_HALF)]
-        m.d.comb += self.nonempty.eq((self.n_req != 0) | (self.n_rsp != 0) | (placed != 0))
         return m

@@ -1,0 +1,191 @@
+"""The TL packer's composer: control half-flits decided ahead of the flit that carries them."""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from .layout import (
+    CREDIT_BITS,
+    REQ_LIMIT,
+    REQS_PER_CONTROL,
+    RSP_LIMIT,
+    CreditClass,
+    CreditSlot,
+    MsgType,
+    control_half,
+    credit_array,
+    credit_update_layout,
+)
+from .tx_decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
+from .tx_place import ControlPlacer, schedule_layout, tx_req_entry, tx_rsp_entry
+
+__all__ = ["RECORDS_AHEAD", "TxCompose", "record_layout"]
+
+#: Records composed ahead of the emitter: two, so that two control half-flits can go in
+#: consecutive flits (a swapped control with no data, then the next) although each takes two
+#: clocks to compose.
+RECORDS_AHEAD = 2
+
+#: What the flit emitter needs of one control half-flit: the half itself (or the Initial
+#: Credit Release Complete message), the data it calls for and how many data half-flits that is.
+record_layout = data.StructLayout({
+    "msg": 1,
+    "half": control_half,
+    "schedule": schedule_layout,
+    "halves": 7,
+})
+
+
+def _halves(schedule):
+    """Data half-flits a schedule calls for: two per beat, one per byte-enable half."""
+    return sum(2 * r.beats + r.be for r in schedule.req) + 2 * schedule.rsp_beats
+
+
+class TxCompose(wiring.Component):
+    """Decides each control half-flit (README §3 rules 1-7) and hands it on as a record.
+
+    The decision takes two clocks: the picker's choice is registered from registered state,
+    then applied (queue pops, credits spent and returned, rate limits, the position of the
+    next control). Flits are counted *virtually*: from each control's data half-flits the
+    composer knows how many flits the emitter will send before the next control and whether
+    that one is swapped, so rate limits and the initialisation message follow the flit
+    sequence exactly as if the choice were made as the flit leaves.
+
+    Members
+    -------
+    req, req_count, rsp, rsp_count, req_level, rsp_level : In
+        The queue windows and fill levels (:class:`~rtl.tl.queue.WindowQueue`).
+    req_pop, rsp_pop : Out
+        Entries taken from the windows.
+    grant, give : In(credit_update_layout), give_init : In(1)
+        As on :class:`~rtl.tl.tx.TlTx`.
+    want : In(1)
+        The emitter will soon need a control half-flit; a record is composed only then, so
+        that it sees what has arrived by that time.
+    record : Out(stream.Signature(record_layout))
+        The next control half-flits (or message), up to :data:`RECORDS_AHEAD` composed ahead.
+    credits, pending : Out(credit_array(CREDIT_BITS))
+        Credits held and credits still to return, as of the records composed so far.
+    """
+
+    def __init__(self):
+        super().__init__({
+            "req": In(data.ArrayLayout(tx_req_entry, REQ_LIMIT)),
+            "req_count": In(range(REQ_LIMIT + 1)),
+            "rsp": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
+            "rsp_count": In(range(RSP_LIMIT + 1)),
+            "req_level": In(16), "rsp_level": In(16),
+            "req_pop": Out(range(REQ_LIMIT + 1)),
+            "rsp_pop": Out(range(RSP_LIMIT + 1)),
+            "grant": In(credit_update_layout),
+            "give": In(credit_update_layout),
+            "give_init": In(1),
+            "want": In(1),
+            "record": Out(stream.Signature(record_layout)),
+            "credits": Out(credit_array(CREDIT_BITS)),
+            "pending": Out(credit_array(CREDIT_BITS)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        init = Signal()                  # the message is composed: traffic may follow
+        swap = Signal()                  # the next control shares its flit with an owed half
+        req_out = Signal(range(REQ_LIMIT + 1))
+        rsp_out = Signal(range(RSP_LIMIT + 1))
+        fc_pending = Cat(*(self.pending[c][s].any() for c in CreditClass for s in CreditSlot)).any()
+        dec = self._decide(m, init, fc_pending, req_out, rsp_out)
+
+        # Clock A: the decision, registered. Clock B: placed and applied; the record written.
+        # The windows' heads do not move between A and B (entries only join at the tail).
+        chosen = Signal()                # a decision is registered (clock B next)
+        msg = Signal()
+        m.submodules.place = place = ControlPlacer()
+        m.d.comb += [
+            place.req.eq(self.req), place.req_count.eq(self.req_count),
+            place.rsp.eq(self.rsp), place.rsp_count.eq(self.rsp_count),
+            place.pending.eq(self.pending),
+        ]
+        rec = Signal(record_layout)
+        m.d.comb += [
+            rec.msg.eq(msg), rec.schedule.eq(place.schedule), rec.halves.eq(_halves(rec.schedule)),
+            rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
+        ]
+        m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
+        m.d.comb += [
+            self.record.payload.eq(queue.r_data), self.record.valid.eq(queue.r_rdy),
+            queue.r_en.eq(self.record.ready), queue.w_data.eq(rec),
+        ]
+        with m.If(chosen):
+            m.d.sync += chosen.eq(0)
+            m.d.comb += [queue.w_en.eq(1), self.req_pop.eq(place.n_req),
+                         self.rsp_pop.eq(place.n_rsp)]
+            self._account(m, msg, place.n_req, place.n_rsp, rec.halves, swap, init, req_out,
+                          rsp_out)
+        with m.Elif(self.want & (queue.level < RECORDS_AHEAD)):
+            msg_due = self.give_init & ~init & ~fc_pending & ~swap
+            nonempty = (dec.n_req != 0) | (dec.n_rsp != 0) | fc_pending
+            with m.If(msg_due | swap | nonempty):
+                m.d.sync += [
+                    chosen.eq(1), msg.eq(msg_due),
+                    place.n_req.eq(Mux(msg_due, 0, dec.n_req)),
+                    place.n_rsp.eq(Mux(msg_due, 0, dec.n_rsp)),
+                    place.req_pool.eq(dec.req_pool), place.rsp_pool.eq(dec.rsp_pool),
+                ]
+        for c in CreditClass:
+            for s in CreditSlot:
+                name = c.name.lower()
+                spent = Mux(chosen & ~msg, place.spent[c][s], 0)
+                sent = Mux(chosen & ~msg, place.sent[c][s], 0)
+                m.d.sync += [
+                    self.credits[c][s].eq(self.credits[c][s] - spent
+                                          + getattr(self.grant, name)[s]),
+                    self.pending[c][s].eq(self.pending[c][s] - sent
+                                          + getattr(self.give, name)[s]),
+                ]
+        return m
+
+    def _decide(self, m, init, fc_pending, req_out, rsp_out):
+        """:class:`~rtl.tl.tx_decide.TxDecide` on the windows and the composer's state."""
+        m.submodules.decide = dec = TxDecide()
+        total = 0
+        for j, e in enumerate(self.rsp):
+            total = total + e.beats
+            m.d.comb += [
+                dec.rsp[j].vc.eq(e.vc), dec.rsp[j].wide.eq(e.wide), dec.rsp[j].total.eq(total),
+                dec.rsp[j].one_vc.eq(Cat(*(x.vc == self.rsp[0].vc
+                                           for x in self.rsp[:j + 1])).all()),
+            ]
+        for i in range(REQS_PER_CONTROL):
+            m.d.comb += [dec.req[i].vc.eq(self.req[i].vc), dec.req[i].beats.eq(self.req[i].beats)]
+        top = (1 << DECIDE_CREDIT_BITS) - 1
+        for c in CreditClass:
+            for slot in CreditSlot:
+                have = self.credits[c][slot]
+                m.d.comb += dec.credits[c][slot].eq(Mux(have > top, top, have))
+        m.d.comb += [
+            dec.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
+            dec.rsp_valid.eq(thermometer(self.rsp_count, RSP_LIMIT)),
+            dec.req_allowed.eq(thermometer(REQ_LIMIT - req_out, REQS_PER_CONTROL)),
+            dec.rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out, RSP_LIMIT)),
+            dec.traffic.eq(init), dec.fc_pending.eq(fc_pending),
+            dec.fair.eq((self.rsp_level != 0) & (self.rsp_level >= self.req_level)),
+        ]
+        return dec
+
+    @staticmethod
+    def _account(m, msg, n_req, n_rsp, halves, swap, init, req_out, rsp_out):
+        """The flits a record stands for: its own, then the data-only flits before the next
+        control; rate limits retire one item per flit (README §3 rule 7)."""
+        owed = Signal(7)                 # data half-flits left after the record's own flit
+        flits = Signal(7)                # flits the record stands for
+        m.d.comb += [
+            owed.eq(Mux(msg, 0, Mux(swap, halves, Mux(halves != 0, halves - 1, 0)))),
+            flits.eq(1 + (owed >> 1)),
+        ]
+        m.d.sync += swap.eq(owed[0])
+        with m.If(msg):
+            m.d.sync += init.eq(1)
+        for out, n in ((req_out, n_req), (rsp_out, n_rsp)):
+            left = out + n
+            m.d.sync += out.eq(Mux(left > flits, left - flits, 0))
