@@ -148,13 +148,12 @@ class TxCompose(wiring.Component):
     def _decide(self, m, init, fc_pending, req_out, rsp_out):
         """:class:`~rtl.tl.tx_decide.TxDecide` on the windows and the composer's state."""
         m.submodules.decide = dec = TxDecide()
-        total = 0
+        head = self.rsp[0]
         for j, e in enumerate(self.rsp):
-            total = total + e.beats
             m.d.comb += [
-                dec.rsp[j].vc.eq(e.vc), dec.rsp[j].wide.eq(e.wide), dec.rsp[j].total.eq(total),
-                dec.rsp[j].one_vc.eq(Cat(*(x.vc == self.rsp[0].vc
-                                           for x in self.rsp[:j + 1])).all()),
+                dec.rsp[j].vc.eq(e.vc), dec.rsp[j].wide.eq(e.wide),
+                dec.rsp[j].total.eq((e.run - head.run + head.beats)[:len(e.run)]),
+                dec.rsp[j].one_vc.eq(Cat(1, *(x.same_vc for x in self.rsp[1:j + 1])).all()),
             ]
         for i in range(REQS_PER_CONTROL):
             m.d.comb += [dec.req[i].vc.eq(self.req[i].vc), dec.req[i].beats.eq(self.req[i].beats)]

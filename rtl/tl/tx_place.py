@@ -56,6 +56,8 @@ tx_rsp_entry = data.StructLayout({
     "wide": 1,         # uncompressed, 2 sectors
     "vc": 2,
     "beats": 3,        # read data beats, 0 for write responses
+    "run": 6,          # read beats of every response queued so far, this one included, mod 64
+    "same_vc": 1,      # same VC as the response queued before it
 })
 
 #: The data half-flits a control half-flit calls for, in order.
@@ -123,7 +125,8 @@ class ControlPlacer(wiring.Component):
 
     def _spend(self, m):
         """Credits the chosen fields spend, and the data they call for."""
-        rsp_total = Array([0, *(sum(e.beats for e in self.rsp[:n]) for n in range(1, RSP_LIMIT + 1))])
+        head = self.rsp[0]
+        rsp_total = Array([0, *((e.run - head.run + head.beats)[:len(e.run)] for e in self.rsp)])
         req_beats = Array([0, self.req[0].beats, self.req[0].beats + self.req[1].beats])
         rsp_beats = rsp_total
         for (cmd, dat), n, beats, pool, vc0 in (
