@@ -1,12 +1,13 @@
 """The TL packer's composer: control half-flits decided ahead of the flit that carries them."""
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
     CREDIT_BITS,
+    MAX_QUEUE_DEPTH,
     REQ_LIMIT,
     REQS_PER_CONTROL,
     RSP_LIMIT,
@@ -18,7 +19,7 @@ from .layout import (
     credit_update_layout,
 )
 from .tx_decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
-from .tx_place import ControlPlacer, schedule_layout, tx_req_entry, tx_rsp_entry
+from .tx_place import ControlPlacer, schedule_layout, window_members
 
 __all__ = ["RECORDS_AHEAD", "TxCompose", "record_layout"]
 
@@ -35,11 +36,6 @@ record_layout = data.StructLayout({
     "schedule": schedule_layout,
     "halves": 7,
 })
-
-
-def _halves(schedule):
-    """Data half-flits a schedule calls for: two per beat, one per byte-enable half."""
-    return sum(2 * r.beats + r.be for r in schedule.req) + 2 * schedule.rsp_beats
 
 
 class TxCompose(wiring.Component):
@@ -71,11 +67,9 @@ class TxCompose(wiring.Component):
 
     def __init__(self):
         super().__init__({
-            "req": In(data.ArrayLayout(tx_req_entry, REQ_LIMIT)),
-            "req_count": In(range(REQ_LIMIT + 1)),
-            "rsp": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
-            "rsp_count": In(range(RSP_LIMIT + 1)),
-            "req_level": In(16), "rsp_level": In(16),
+            **window_members(),
+            "req_level": In(range(MAX_QUEUE_DEPTH + 1)),
+            "rsp_level": In(range(MAX_QUEUE_DEPTH + 1)),
             "req_pop": Out(range(REQ_LIMIT + 1)),
             "rsp_pop": Out(range(RSP_LIMIT + 1)),
             "grant": In(credit_update_layout),
@@ -106,9 +100,12 @@ class TxCompose(wiring.Component):
             place.rsp.eq(self.rsp), place.rsp_count.eq(self.rsp_count),
             place.pending.eq(self.pending),
         ]
+        cands = self._candidates(m, swap, req_out, rsp_out)
+        chosen_cand = cands[place.n_req][place.n_rsp]
         rec = Signal(record_layout)
         m.d.comb += [
-            rec.msg.eq(msg), rec.schedule.eq(place.schedule), rec.halves.eq(_halves(rec.schedule)),
+            rec.msg.eq(msg), rec.schedule.eq(place.schedule),
+            rec.halves.eq(Mux(msg, 0, chosen_cand.halves)),
             rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
         ]
         m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
@@ -120,8 +117,13 @@ class TxCompose(wiring.Component):
             m.d.sync += chosen.eq(0)
             m.d.comb += [queue.w_en.eq(1), self.req_pop.eq(place.n_req),
                          self.rsp_pop.eq(place.n_rsp)]
-            self._account(m, msg, place.n_req, place.n_rsp, rec.halves, swap, init, req_out,
-                          rsp_out)
+            with m.If(msg):              # its own flit only; nothing owed after it
+                m.d.sync += [init.eq(1), swap.eq(0),
+                             req_out.eq(Mux(req_out != 0, req_out - 1, 0)),
+                             rsp_out.eq(Mux(rsp_out != 0, rsp_out - 1, 0))]
+            with m.Else():
+                m.d.sync += [swap.eq(chosen_cand.swap), req_out.eq(chosen_cand.req_out),
+                             rsp_out.eq(chosen_cand.rsp_out)]
         with m.Elif(self.want & (queue.level < RECORDS_AHEAD)):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
             nonempty = (dec.n_req != 0) | (dec.n_rsp != 0) | fc_pending
@@ -172,19 +174,38 @@ class TxCompose(wiring.Component):
         ]
         return dec
 
-    @staticmethod
-    def _account(m, msg, n_req, n_rsp, halves, swap, init, req_out, rsp_out):
-        """The flits a record stands for: its own, then the data-only flits before the next
-        control; rate limits retire one item per flit (README §3 rule 7)."""
-        owed = Signal(7)                 # data half-flits left after the record's own flit
-        flits = Signal(7)                # flits the record stands for
-        m.d.comb += [
-            owed.eq(Mux(msg, 0, Mux(swap, halves, Mux(halves != 0, halves - 1, 0)))),
-            flits.eq(1 + (owed >> 1)),
-        ]
-        m.d.sync += swap.eq(owed[0])
-        with m.If(msg):
-            m.d.sync += init.eq(1)
-        for out, n in ((req_out, n_req), (rsp_out, n_rsp)):
-            left = out + n
-            m.d.sync += out.eq(Mux(left > flits, left - flits, 0))
+    def _candidates(self, m, swap, req_out, rsp_out):
+        """For every count the decision may take, what the record will stand for (README §3
+        rule 7), computed beside the decision in clock A and registered; clock B only selects.
+
+        Returns ``[n_req][n_rsp]`` records of ``(halves, swap after, req_out after, rsp_out
+        after)``: the record's own flit and the data-only flits before the next control each
+        retire one item of each rate limit.
+        """
+        shape = data.StructLayout({"halves": 7, "swap": 1, "req_out": range(REQ_LIMIT + 1),
+                                   "rsp_out": range(RSP_LIMIT + 1)})
+        head = self.rsp[0]
+        rsp_halves = [0, *(2 * (e.run - head.run + head.beats)[:len(e.run)] for e in self.rsp)]
+        req_halves = [0]
+        for r in self.req[:REQS_PER_CONTROL]:
+            req_halves.append(req_halves[-1] + 2 * r.beats + r.be)
+        table = []
+        for c, h_req in enumerate(req_halves):
+            row = []
+            for j, h_rsp in enumerate(rsp_halves):
+                now = Signal(shape, name=f"cand_{c}_{j}")
+                reg = Signal(shape, name=f"cand_{c}_{j}_r")
+                halves, owed, flits = (Signal(7, name=f"cand_{c}_{j}_{x}")
+                                       for x in ("halves", "owed", "flits"))
+                m.d.comb += [
+                    halves.eq(h_req + h_rsp),
+                    owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
+                    flits.eq(1 + (owed >> 1)),
+                    now.halves.eq(halves), now.swap.eq(owed[0]),
+                    now.req_out.eq(Mux(req_out + c > flits, req_out + c - flits, 0)),
+                    now.rsp_out.eq(Mux(rsp_out + j > flits, rsp_out + j - flits, 0)),
+                ]
+                m.d.sync += reg.eq(now)
+                row.append(reg)
+            table.append(Array(row))
+        return Array(table)

@@ -27,12 +27,11 @@ from .layout import (
 )
 
 __all__ = [
-    "CREDIT_BITS",
     "ControlPlacer",
-    "credit_array",
     "schedule_layout",
     "tx_req_entry",
     "tx_rsp_entry",
+    "window_members",
 ]
 
 #: Bit of the POOL flag in each field, from the layouts [Tables 5-29..5-36].
@@ -68,6 +67,18 @@ schedule_layout = data.StructLayout({
 })
 
 
+def window_members():
+    """The queue windows a control half-flit is made from (:class:`~rtl.tl.queue.WindowQueue`
+    ``entries`` and ``count``), as component members ``req``, ``req_count``, ``rsp`` and
+    ``rsp_count``."""
+    return {
+        "req": In(data.ArrayLayout(tx_req_entry, REQ_LIMIT)),
+        "req_count": In(range(REQ_LIMIT + 1)),
+        "rsp": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
+        "rsp_count": In(range(RSP_LIMIT + 1)),
+    }
+
+
 class ControlPlacer(wiring.Component):
     """Builds the control half-flit :class:`~rtl.tl.tx_decide.TxDecide` decided (README §3
     rules 3-5): requests from sector 0, responses after them, Flow Control fields in the
@@ -95,10 +106,7 @@ class ControlPlacer(wiring.Component):
 
     def __init__(self):
         super().__init__({
-            "req": In(data.ArrayLayout(tx_req_entry, REQ_LIMIT)),
-            "req_count": In(range(REQ_LIMIT + 1)),
-            "rsp": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
-            "rsp_count": In(range(RSP_LIMIT + 1)),
+            **window_members(),
             "pending": In(credit_array(CREDIT_BITS)),
             "n_req": In(range(REQS_PER_CONTROL + 1)),
             "n_rsp": In(range(RSP_LIMIT + 1)),
