@@ -2,7 +2,6 @@
 
 from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
@@ -23,6 +22,7 @@ from .layout import (
 )
 from .rx_catch import CatchBuffer
 from .rx_decode import REQS_PER_HALF, rx_rsp_entry
+from .rx_fifo import RxFifo
 from .rx_front import RxFront, rx_beat_layout
 from .rx_req_out import RequestDeliver
 from .rx_rsp_out import ResponseDeliver
@@ -56,16 +56,22 @@ class TlRx(ConfiguredComponent):
     give : Out(credit_update_layout), give_init : Out(1)
         After reset, the advertised pool credits (up to 30 per class per clock), then
         ``give_init`` (level) one clock after the last of them; afterwards one credit per
-        request or response and per data beat that leaves, in the slot its field named.
+        request or response and per data beat that leaves, in the slot its field named, two
+        clocks after it left.
     peer_init : Out(1)
         Initial Credit Release Complete received (sticky).
     error : Out(1), error_counts : Out(rx_error_counts), poisoned : Out(16)
         Sticky fatal error, per-kind counters (:class:`RxError`), poisoned half-flits.
 
-    Latency: a read request in the flit presented at clock ``t`` is valid on ``req`` at
-    ``t + 2``; data items leave once their last data half-flit is in (``t + 4`` or so after
-    it). Throughput: one flit per clock. Overflow: an arrival beyond the advertised buffers is
-    the ``buffer_overrun`` error; beyond the catch buffers ``catch_overrun``.
+    Latency: an item is valid on its UPLI output 4 clocks after the flit that completes it
+    (its control half-flit, or its last data or byte-enable half-flit) is presented, when the
+    buffers ahead of it are empty: one clock in the entry register, two decoding the control
+    half (:class:`~rtl.tl.rx_front.RxFront`), one to sequence and check the flit, which writes
+    the item straight into the empty head register of its output (or its beat into the data
+    buffer). ``grant`` and ``error`` follow 4 clocks after the flit, ``error_counts``,
+    ``poisoned`` and ``peer_init`` 5. Throughput: one flit per clock; one UPLI beat per clock
+    and output. Overflow: an arrival beyond the advertised buffers is the ``buffer_overrun``
+    error; beyond the catch buffers ``catch_overrun``.
     """
 
     config_class = TlConfig
@@ -103,57 +109,48 @@ class TlRx(ConfiguredComponent):
     def _requests(self, m, front, out):
         cfg = self._config
         m.submodules.req_catch = catch = CatchBuffer(request_layout, REQS_PER_HALF, REQ_LIMIT)
-        m.submodules.req_fifo = fifo = SyncFIFO(width=request_layout.size, depth=cfg.rx_req)
-        m.submodules.req_data = dfifo = SyncFIFOBuffered(width=rx_beat_layout.size,
-                                                         depth=cfg.rx_req_data)
-        m.submodules.req_be = be = SyncFIFOBuffered(width=HALF_BITS, depth=cfg.rx_req)
+        m.submodules.req_fifo = fifo = RxFifo(request_layout, cfg.rx_req)
+        m.submodules.req_data = dfifo = RxFifo(rx_beat_layout, cfg.rx_req_data)
+        m.submodules.req_be = be = RxFifo(HALF_BITS, cfg.rx_req)
+        self._items(m, front.req, front.req_n, front.take, catch, fifo, out)
         m.d.comb += [
-            catch.i_valid.eq(front.req_valid), catch.i.eq(front.req),
-            dfifo.w_en.eq(front.req_beat_valid), dfifo.w_data.eq(front.beat),
-            be.w_en.eq(front.be_valid), be.w_data.eq(front.be),
+            dfifo.w_en.eq(front.req_beat), dfifo.w_commit.eq(front.commit),
+            dfifo.w_data.eq(front.beat),
+            be.w_en.eq(front.be_valid), be.w_commit.eq(front.commit), be.w_data.eq(front.be),
+            out.beat_level.eq(dfifo.level),
         ]
-        self._fifo_link(m, catch.o, fifo, out.head)
-        m.d.comb += [
-            out.beat.valid.eq(dfifo.r_rdy), out.beat.payload.eq(dfifo.r_data),
-            dfifo.r_en.eq(out.beat.ready), out.beat_level.eq(dfifo.level),
-            out.be.valid.eq(be.r_rdy), out.be.payload.eq(be.r_data), be.r_en.eq(out.be.ready),
-        ]
+        wiring.connect(m, dfifo.r, out.beat)
+        wiring.connect(m, be.r, out.be)
         wiring.connect(m, out.req, wiring.flipped(self.req))
         wiring.connect(m, out.orig, wiring.flipped(self.orig))
 
     def _responses(self, m, front, out):
         cfg = self._config
         m.submodules.rsp_catch = catch = CatchBuffer(rx_rsp_entry, SECTORS_PER_HALF, RSP_LIMIT)
-        m.submodules.rsp_fifo = fifo = SyncFIFO(width=rx_rsp_entry.size, depth=cfg.rx_rsp)
-        m.submodules.rsp_data = dfifo = SyncFIFOBuffered(width=rx_beat_layout.size,
-                                                         depth=cfg.rx_rsp_data)
+        m.submodules.rsp_fifo = fifo = RxFifo(rx_rsp_entry, cfg.rx_rsp)
+        m.submodules.rsp_data = dfifo = RxFifo(rx_beat_layout, cfg.rx_rsp_data)
+        self._items(m, front.rsp, front.rsp_n, front.take, catch, fifo, out)
         m.d.comb += [
-            catch.i_valid.eq(front.rsp_valid), catch.i.eq(front.rsp),
-            dfifo.w_en.eq(front.rsp_beat_valid), dfifo.w_data.eq(front.beat),
+            dfifo.w_en.eq(front.rsp_beat), dfifo.w_commit.eq(front.commit),
+            dfifo.w_data.eq(front.beat), out.beat_level.eq(dfifo.level),
         ]
-        self._fifo_link(m, catch.o, fifo, out.head)
-        m.d.comb += [
-            out.beat.valid.eq(dfifo.r_rdy), out.beat.payload.eq(dfifo.r_data),
-            dfifo.r_en.eq(out.beat.ready), out.beat_level.eq(dfifo.level),
-        ]
+        wiring.connect(m, dfifo.r, out.beat)
         wiring.connect(m, out.rd_rsp, wiring.flipped(self.rd_rsp))
         wiring.connect(m, out.wr_rsp, wiring.flipped(self.wr_rsp))
 
     @staticmethod
-    def _fifo_link(m, src, fifo, dst):
-        """Catch buffer -> receive buffer (a first-word-fall-through FIFO) -> delivery, with
-        the catch buffer bypassing the empty receive buffer."""
-        with m.If(fifo.r_rdy):
-            m.d.comb += [
-                fifo.w_en.eq(src.valid), src.ready.eq(fifo.w_rdy),
-                dst.valid.eq(1), dst.payload.eq(fifo.r_data), fifo.r_en.eq(dst.ready),
-            ]
-        with m.Else():                  # empty: the catch buffer's head goes straight on
-            m.d.comb += [
-                fifo.w_en.eq(src.valid & ~dst.ready), src.ready.eq(dst.ready | fifo.w_rdy),
-                dst.valid.eq(src.valid), dst.payload.eq(src.payload),
-            ]
-        m.d.comb += fifo.w_data.eq(src.payload)
+    def _items(m, items, n, take, catch, fifo, out):
+        """Front end -> catch buffer -> receive buffer -> head register of the delivery; the
+        first item goes straight to the empty head register when nothing is queued."""
+        skip = Signal()
+        m.d.comb += [
+            skip.eq(catch.empty & ~fifo.r.valid & out.idle),
+            catch.i.eq(items), catch.i_n.eq(n), catch.take.eq(take), catch.skip.eq(skip),
+            fifo.w_data.eq(catch.o.payload), fifo.w_en.eq(catch.o.valid),
+            fifo.w_commit.eq(1), catch.o.ready.eq(fifo.w_rdy),
+            out.direct.eq(items[0]), out.direct_valid.eq(take & (n != 0) & skip),
+        ]
+        wiring.connect(m, fifo.r, out.head)
 
     def _credits(self, m, front, req_out, rsp_out):
         """Initial release of the advertised pool credits, then returns (README §3, [§5.8])."""
@@ -171,7 +168,9 @@ class TlRx(ConfiguredComponent):
             m.d.comb += chunk.eq(Mux(left > _INIT_CHUNK, _INIT_CHUNK, left))
             m.d.sync += left.eq(left - chunk)
             left_all.append(left == 0)
-            ret, slot = returns[c]
+            ret = Signal(name=f"ret_{c.name.lower()}")
+            slot = Signal.like(returns[c][1], name=f"ret_slot_{c.name.lower()}")
+            m.d.sync += [ret.eq(returns[c][0]), slot.eq(returns[c][1])]
             m.d.comb += front.freed[c].eq(ret & (slot == CreditSlot.POOL))
             row = getattr(self.give, c.name.lower())
             for s in CreditSlot:

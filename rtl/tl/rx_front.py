@@ -1,6 +1,7 @@
-"""Flit front end of the TL receiver: half-flit roles, data sequencing, checks and errors."""
+"""Flit front end of the TL receiver: a three-stage pipeline from the flit to what it carries,
+checked."""
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Shape, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -10,6 +11,7 @@ from .layout import (
     RSP_LIMIT,
     SECTORS_PER_HALF,
     CreditClass,
+    MsgType,
     RxError,
     TlConfig,
     credit_update_layout,
@@ -19,17 +21,34 @@ from .layout import (
     rx_error_counts,
 )
 from .rx_decode import REQS_PER_HALF, ControlDecoder, rx_rsp_entry
-from .rx_sequence import HalfRole, Owed
+from .rx_sequence import HalfSequencer
+from .rx_tally import ControlTally
 
 __all__ = ["RxFront", "rx_beat_layout"]
 
 #: A received 64-byte data beat: both data half-flits and whether either was poisoned.
 rx_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "error": 1})
 
+#: What the first stage finds in each half-flit when it is a message: M bit, type byte
+#: decoded, and (for the MANDATORY NOP check) whether any bit is set.
+_msg_flags = data.StructLayout({
+    "m": 1, "poison": 1, "init": 1, "unknown": 1, "nz": 1,
+    "bad_data": 1,      # an error in a data position (a message of unknown type)
+    "bad_msg": 1,       # an error in a message position (unknown type or Poisoned Data)
+    "bad_nop": 1,       # not a message, not all zeros: an error where a MANDATORY NOP belongs
+    "poisoned": 1,      # a Poisoned Data message
+})
+_TYPE_BITS = Shape.cast(MsgType).width
+
 
 class RxFront(wiring.Component):
     """Takes one TL flit per clock, decides what each half-flit is (README §3 flit rule, §4),
     checks it and hands out what it carries.
+
+    The flit is registered on entry, then goes through three stages: the control decoder's two
+    (:class:`ControlDecoder`, :class:`ControlTally`) and the sequencing stage, where the role
+    of each half-flit (:class:`HalfSequencer`), the checks that need state (catch and receive
+    buffer room, data positions), the flit's commit and the data beats are decided.
 
     Parameters
     ----------
@@ -39,26 +58,35 @@ class RxFront(wiring.Component):
     Members
     -------
     flit : In(flit_stream())
-        Flits from the data link; ``ready`` is always 1. Registered on entry.
-    req_valid, req : Out
-        Up to two requests per clock, in sector order.
-    rsp_valid, rsp : Out
-        Up to eight responses per clock, in sector order.
-    req_beat_valid, rsp_beat_valid, beat : Out
-        A request or response data beat completed this clock (at most one).
+        Flits from the data link; ``ready`` is always 1.
+    commit : Out(1)
+        The flit in the last stage is good: what it carries is to be taken.
+    take : Out(1)
+        ``commit`` and that flit's lower half is a control half: its requests and responses
+        are to be taken.
+    req_n, req : Out
+        Up to two requests of that control half, packed in sector order.
+    rsp_n, rsp : Out
+        Up to eight responses, packed in sector order.
+    req_beat, rsp_beat, beat : Out
+        A request or response data beat completes (at most one per clock). Written ahead of
+        ``commit``: a buffer may store it at once and count it only with ``commit``.
     be_valid, be : Out
-        A byte-enable half-flit arrived (at most one per clock).
+        A byte-enable half-flit arrives (at most one per clock); same rule.
     grant : Out(credit_update_layout)
         Flow Control credits received, for one clock.
     freed : In(len(CreditClass))
-        One pool credit of each class returned this clock (receive buffer space freed).
+        One pool credit of each class returned (receive buffer space freed) some clocks ago.
     peer_init, error, error_counts, poisoned : Out
         Initial Credit Release Complete seen; sticky fatal error; per-kind counters; poisoned
         half-flits.
 
-    Latency: outputs appear the clock after the flit is presented (one input register);
-    ``grant`` one clock later. Throughput: one flit per clock. A flit with an error changes
-    nothing but ``error`` and its counter, and every later flit is dropped until reset.
+    Latency: a flit presented at clock ``t`` is in the entry register at ``t + 1``, in the
+    decoder's stages at ``t + 1`` and ``t + 2``, and its outputs (``commit`` and what it
+    carries) are valid at ``t + 3``; ``grant`` and ``error`` follow at ``t + 4``,
+    ``error_counts``, ``poisoned`` and ``peer_init`` at ``t + 5``. Throughput: one flit per
+    clock. A flit with an error commits nothing and changes nothing but ``error`` and its
+    counter; every later flit is dropped until reset.
     """
 
     def __init__(self, config):
@@ -67,12 +95,14 @@ class RxFront(wiring.Component):
         self._config = config
         super().__init__({
             "flit": In(flit_stream()),
-            "req_valid": Out(REQS_PER_HALF),
+            "commit": Out(1),
+            "take": Out(1),
+            "req_n": Out(range(REQS_PER_HALF + 1)),
             "req": Out(data.ArrayLayout(request_layout, REQS_PER_HALF)),
-            "rsp_valid": Out(SECTORS_PER_HALF),
+            "rsp_n": Out(range(SECTORS_PER_HALF + 1)),
             "rsp": Out(data.ArrayLayout(rx_rsp_entry, SECTORS_PER_HALF)),
-            "req_beat_valid": Out(1),
-            "rsp_beat_valid": Out(1),
+            "req_beat": Out(1),
+            "rsp_beat": Out(1),
             "beat": Out(rx_beat_layout),
             "be_valid": Out(1),
             "be": Out(HALF_BITS),
@@ -87,128 +117,176 @@ class RxFront(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.dec = dec = ControlDecoder()
-        fv = Signal()
-        f = Signal(flit_layout)
+        m.submodules.tally = tally = ControlTally()
+        m.submodules.seq = seq = HalfSequencer()
+        # Entry register, then stage 1 (decoder) and stage 2 (tally); flit and flags follow.
+        v = [Signal(name=f"v{k}") for k in range(3)]
+        f = [Signal(flit_layout, name=f"f{k}") for k in range(3)]
+        flags = [Signal(data.ArrayLayout(_msg_flags, 2), name=f"flags{k}") for k in (1, 2)]
         m.d.comb += self.flit.ready.eq(1)
-        m.d.sync += [fv.eq(self.flit.valid), f.eq(self.flit.payload)]
-        m.d.comb += dec.half.eq(f.data[0])
-
+        m.d.sync += [v[0].eq(self.flit.valid), f[0].eq(self.flit.payload)]
+        m.d.sync += [v[k + 1].eq(v[k]) for k in range(2)]
+        m.d.sync += [f[k + 1].eq(f[k]) for k in range(2)]
+        for h in range(2):
+            self._message(m, f[0].data[h], f[0].msg[h], flags[0][h])
+        m.d.sync += flags[1].eq(flags[0])
+        lo_takes = Signal()             # a flit whose lower half is data if in a data position
+        m.d.sync += lo_takes.eq(v[1] & ~(flags[0][0].m & ~flags[0][0].poison))
+        m.d.comb += [
+            dec.half.eq(f[0].data[0]), tally.half.eq(f[1].data[0]),
+            tally.rsp_valid.eq(dec.rsp_valid), tally.rsp.eq(dec.rsp),
+            tally.rsp_beats.eq(dec.rsp_beats), tally.req_valid.eq(dec.req_valid),
+            tally.fc_valid.eq(dec.fc_valid), tally.errors.eq(dec.errors),
+        ]
+        # Stage 3: roles, checks, commit, data.
+        fl = flags[1]
+        m.d.comb += [
+            seq.valid.eq(v[2]), seq.msg.eq(Cat(fl[0].m, fl[1].m)),
+            seq.poison.eq(Cat(fl[0].poison, fl[1].poison)),
+            seq.new_nz.eq(tally.new_nz), seq.new_ge3.eq(tally.new_ge3),
+            seq.seg.eq(tally.seg),
+        ]
         err_lo = {k: [] for k in RxError}
         err_hi = {k: [] for k in RxError}
-        s0 = Owed("s0")
-        lo = HalfRole(m, "lo", f.data[0], f.msg[0], fv & s0.at_least_two(m))
-        control = Signal()
-        m.d.comb += control.eq(fv & ~lo.consume & ~f.msg[0])
-        s1 = Owed("s1")
-        adv0, app0 = s0.advance(m, "adv0"), s0.append(m, "app0", dec.segments)
-        with m.If(lo.consume):
-            m.d.comb += s1.eq(adv0)
-        with m.Elif(control):
-            m.d.comb += s1.eq(app0)
-        with m.Else():
-            m.d.comb += s1.eq(s0)
-        hi = HalfRole(m, "hi", f.data[1], f.msg[1], fv & (s1.n != 0))
-        s2 = Owed("s2")
-        adv1 = s1.advance(m, "adv1")
-        with m.If(hi.consume):
-            m.d.comb += s2.eq(adv1)
-        with m.Else():
-            m.d.comb += s2.eq(s1)
-        with m.If(fv):
-            m.d.sync += s0.eq(s2)
-
-        init = lo.message_errors(err_lo) | hi.message_errors(err_hi)
-        err_hi[RxError.MANDATORY_NOP].append(fv & ~(s1.n != 0) & ~f.msg[1] & f.data[1].any())
-        poison = self._data(m, lo, s0.head, hi, s1.head, err_lo, err_hi)
-        self._control_checks(m, dec, control, fv, err_lo)
-        commit = self._errors(m, fv, err_lo, err_hi)
-        self._outputs(m, dec, commit, control, init, poison)
+        self._message_errors(m, seq, fl, v[2], err_lo, err_hi)
+        over = self._control_checks(m, seq, tally, err_lo)
+        self._data(m, seq, f[2], fl, lo_takes, err_lo, err_hi)
+        # Whether the flit has any error, from terms each a few levels deep (the same as the
+        # kinds below, regrouped so that commit is shallow).
+        bad = Signal()
+        m.d.comb += bad.eq(
+            (v[2] & (Mux(seq.lo_data, fl[0].bad_data, fl[0].bad_msg)
+                     | Mux(seq.hi_data, fl[1].bad_data, fl[1].bad_msg | fl[1].bad_nop)))
+            | (seq.control & (tally.errors_any | over))
+            | (seq.pos_be & lo_takes & fl[0].m)
+            | (seq.hi_data & fl[1].poisoned & seq.hi.be))
+        commit = self._errors(m, v[2], bad, err_lo, err_hi)
+        self._outputs(m, seq, tally, fl, commit)
         return m
 
-    def _data(self, m, lo, h0, hi, h1, err_lo, err_hi):
-        """Beat assembly from the data half-flits consumed; returns poisoned halves."""
-        carry = Signal(HALF_BITS)
-        carry_p = Signal()
-        lo_be, hi_be = h0.halves == 0, h1.halves == 0
-        lo_low = Signal()
-        lo_high = Signal()
-        hi_low = Signal()
-        hi_high = Signal()
-        m.d.comb += [
-            lo_low.eq(lo.consume & ~lo_be & ~h0.halves[0]),
-            lo_high.eq(lo.consume & ~lo_be & h0.halves[0]),
-            hi_low.eq(hi.consume & ~hi_be & ~h1.halves[0]),
-            hi_high.eq(hi.consume & ~hi_be & h1.halves[0]),
+    @staticmethod
+    def _message(m, value, m_bit, flags):
+        """Stage 1: the half-flit read as a message."""
+        t = value[:_TYPE_BITS]
+        poison = t == MsgType.POISONED_DATA.value
+        init = t == MsgType.CREDIT_INIT_DONE.value
+        unknown = ~poison & ~init & (t != MsgType.NOP.value)
+        nz = value.any()
+        m.d.sync += [
+            flags.m.eq(m_bit), flags.poison.eq(poison), flags.init.eq(init),
+            flags.unknown.eq(unknown), flags.nz.eq(nz),
+            flags.bad_data.eq(m_bit & unknown), flags.bad_msg.eq(m_bit & (unknown | poison)),
+            flags.bad_nop.eq(~m_bit & nz), flags.poisoned.eq(m_bit & poison),
         ]
-        err_lo[RxError.MISPLACED_POISON].append(lo.consume & lo_be & lo.message)
-        err_hi[RxError.MISPLACED_POISON].append(hi.consume & hi_be & hi.message)
-        self._beat_req = Signal()
-        self._beat_done = Signal()
-        with m.If(lo_high):
-            m.d.comb += [
-                self._beat_done.eq(1), self._beat_req.eq(h0.req),
-                self.beat.data.eq(Cat(carry, lo.value)), self.beat.error.eq(carry_p | lo.message),
-            ]
-        with m.Elif(hi_high):
-            low = Mux(lo_low, lo.value, carry)
-            low_p = Mux(lo_low, lo.message, carry_p)
-            m.d.comb += [
-                self._beat_done.eq(1), self._beat_req.eq(h1.req),
-                self.beat.data.eq(Cat(low, hi.value)), self.beat.error.eq(low_p | hi.message),
-            ]
-        with m.If(hi_low):
-            m.d.sync += [carry.eq(hi.value), carry_p.eq(hi.message)]
-        with m.Elif(lo_low):
-            m.d.sync += [carry.eq(lo.value), carry_p.eq(lo.message)]
-        self._be_done = Signal()
-        m.d.comb += [
-            self._be_done.eq((lo.consume & lo_be) | (hi.consume & hi_be)),
-            self.be.eq(Mux(lo.consume & lo_be, lo.value, hi.value)),
-        ]
-        poison = Signal(2)
-        m.d.comb += poison.eq((lo.consume & lo.message) + (hi.consume & hi.message))
-        return poison
 
-    def _control_checks(self, m, dec, control, fv, err):
-        """Decoder errors, catch buffers (source rate limits) and receive buffers (credits)."""
-        req_out = Signal(range(REQ_LIMIT + 1))
-        rsp_out = Signal(range(RSP_LIMIT + 1))
+    @staticmethod
+    def _message_errors(m, seq, fl, v, err_lo, err_hi):
+        """Message-role checks and the MANDATORY NOP (README §4)."""
+        for h, err, pos in ((0, err_lo, seq.lo_data), (1, err_hi, seq.hi_data)):
+            f = fl[h]
+            err[RxError.MISPLACED_POISON].append(v & ~pos & f.m & f.poison)
+            err[RxError.UNKNOWN_MESSAGE].append(v & f.m & f.unknown)
+        err_hi[RxError.MANDATORY_NOP].append(v & ~seq.hi_data & ~fl[1].m & fl[1].nz)
+
+    def _control_checks(self, m, seq, tally, err):
+        """Decoder errors, catch buffers (source rate limits) and receive buffers (credits);
+        returns whether either buffer would overrun.
+
+        The rate and credit counters count every control half, committed or not: after an
+        error nothing is checked any more, and before it every control half commits."""
+        control = seq.control
         for k in RxError:
-            err[k].append(control & dec.errors[k])
-        err[RxError.CATCH_OVERRUN].append(
-            control & ((dec.n_req > REQ_LIMIT - req_out) | (dec.n_rsp > RSP_LIMIT - rsp_out)))
-        n_req = Mux(control, dec.n_req, 0)
-        n_rsp = Mux(control, dec.n_rsp, 0)
-        with m.If(fv):
-            m.d.sync += [
-                req_out.eq(Mux(req_out + n_req > 0, req_out + n_req - 1, 0)),
-                rsp_out.eq(Mux(rsp_out + n_rsp > 0, rsp_out + n_rsp - 1, 0)),
-            ]
-        arrivals = {CreditClass.REQ_CMD: dec.n_req, CreditClass.RSP_CMD: dec.n_rsp,
-                    CreditClass.REQ_DATA: dec.req_data, CreditClass.RSP_DATA: dec.rsp_data}
-        self._occ, self._arrivals = [], arrivals
-        over = [dec.vc_slot]
+            if k not in (RxError.CATCH_OVERRUN, RxError.BUFFER_OVERRUN):
+                err[k].append(control & tally.errors_out[k])
+        rate = []
+        for n, most, limit, name in ((tally.req_n, REQS_PER_HALF, REQ_LIMIT, "req"),
+                                     (tally.rsp_n, SECTORS_PER_HALF, RSP_LIMIT, "rsp")):
+            rate.append(self._rate_limit(m, seq, n, most, limit, name))
+        err[RxError.CATCH_OVERRUN].append(control & Cat(*rate).any())
+        arrivals = {CreditClass.REQ_CMD: tally.req_n, CreditClass.RSP_CMD: tally.rsp_n,
+                    CreditClass.REQ_DATA: tally.req_data, CreditClass.RSP_DATA: tally.rsp_data}
+        over = [tally.vc_slot]
         for c in CreditClass:
             limit = self._config.advertised[c]
-            occ = Signal(range(limit + 1), name=f"occ_{c.name.lower()}")
-            self._occ.append(occ)
-            over.append(occ + arrivals[c] > limit)
+            free = Signal(range(limit + 1), name=f"free_{c.name.lower()}", init=limit)
+            over.append(arrivals[c] > free)
+            m.d.sync += free.eq(free - Mux(control, arrivals[c], 0) + self.freed[c])
         err[RxError.BUFFER_OVERRUN].append(control & Cat(*over).any())
+        any_over = Signal()
+        m.d.comb += any_over.eq(Cat(*rate, *over).any())
+        return any_over
 
-    def _errors(self, m, fv, err_lo, err_hi):
-        """The flit's error kinds; latch the first; returns whether the flit commits."""
+    @staticmethod
+    def _rate_limit(m, seq, n, most, limit, name):
+        """The peer's outstanding count of one source rate limit [§5.7], one-hot: every flit
+        retires one, a control half adds its ``n`` (at most ``most``). Returns whether ``n``
+        more overrun it."""
+        out = Signal(limit + 1, name=f"{name}_out", init=1)     # one-hot outstanding count
+        is_n = [n == k for k in range(most + 1)]
+        over = _or_all([out[x] & (n > limit - x) for x in range(limit + 1) if limit - x < most])
+        with m.If(seq.control):
+            m.d.sync += out.eq(Cat(*(
+                _or_all([out[x] & is_n[k] for x in range(limit + 1) for k in range(most + 1)
+                         if min(limit, max(0, x + k - 1)) == y])
+                for y in range(limit + 1))))
+        with m.Elif(seq.valid):
+            m.d.sync += out.eq(Cat(out[0] | out[1], out[2:]))
+        return over
+
+    def _data(self, m, seq, f, fl, lo_takes, err_lo, err_hi):
+        """Beat assembly from the data half-flits consumed. The wide multiplexers are steered
+        by two registers each (``seq.pos_*`` and ``lo_takes``)."""
+        hi = seq.hi
+        hi_c = seq.hi_consume
+        carry = Signal(HALF_BITS)
+        carry_p = Signal()
+        lo_low, lo_high, lo_be = Signal(), Signal(), Signal()
+        hi_low, hi_high, hi_be = Signal(), Signal(), Signal()
+        m.d.comb += [
+            lo_low.eq(seq.pos_low & lo_takes), lo_high.eq(seq.pos_high & lo_takes),
+            lo_be.eq(seq.pos_be & lo_takes),
+            hi_low.eq(hi_c & ~hi.be & ~hi.high), hi_high.eq(hi_c & ~hi.be & hi.high),
+            hi_be.eq(hi_c & hi.be),
+        ]
+        err_lo[RxError.MISPLACED_POISON].append(lo_be & fl[0].m)
+        err_hi[RxError.MISPLACED_POISON].append(hi_be & fl[1].m)
+        lo_v, hi_v = f.data[0], f.data[1]
+        m.d.comb += [
+            self.beat.data.eq(Cat(Mux(lo_low, lo_v, carry), Mux(lo_high, lo_v, hi_v))),
+            self.beat.error.eq(Mux(lo_low, fl[0].m, carry_p) | Mux(lo_high, fl[0].m, fl[1].m)),
+            self.req_beat.eq((lo_high & seq.lo.req) | (hi_high & hi.req)),
+            self.rsp_beat.eq((lo_high & ~seq.lo.req) | (hi_high & ~hi.req)),
+            self.be_valid.eq(lo_be | hi_be), self.be.eq(Mux(lo_be, lo_v, hi_v)),
+        ]
+        with m.If(hi_low):
+            m.d.sync += [carry.eq(hi_v), carry_p.eq(fl[1].m)]
+        with m.Elif(lo_low):
+            m.d.sync += [carry.eq(lo_v), carry_p.eq(fl[0].m)]
+        self._poison = Signal(2)
+        m.d.comb += self._poison.eq((seq.lo_consume & fl[0].m) + (hi_c & fl[1].m))
+
+    def _errors(self, m, v, bad, err_lo, err_hi):
+        """Latch the first error; count its kind a clock later; returns commit."""
         lo_bits = Signal(len(RxError))
         hi_bits = Signal(len(RxError))
         m.d.comb += [
-            lo_bits.eq(Cat(*(Cat(*err_lo[k]).any() if err_lo[k] else Const(0) for k in RxError))),
-            hi_bits.eq(Cat(*(Cat(*err_hi[k]).any() if err_hi[k] else Const(0) for k in RxError))),
+            lo_bits.eq(Cat(*(Cat(*err_lo[k]).any() if err_lo[k] else 0 for k in RxError))),
+            hi_bits.eq(Cat(*(Cat(*err_hi[k]).any() if err_hi[k] else 0 for k in RxError))),
         ]
-        bits = Signal(len(RxError))
-        m.d.comb += bits.eq(Mux(lo_bits.any(), lo_bits, hi_bits))
         commit = Signal()
-        m.d.comb += commit.eq(fv & ~self.error & ~bits.any())
-        with m.If(fv & ~self.error & bits.any()):
+        m.d.comb += [
+            commit.eq(v & ~self.error & ~bad),
+            self.commit.eq(commit),
+        ]
+        first = Signal()
+        bits = Signal(len(RxError))
+        m.d.sync += [
+            first.eq(v & ~self.error & bad),
+            bits.eq(Mux(lo_bits.any(), lo_bits, hi_bits)),
+        ]
+        with m.If(v & bad):
             m.d.sync += self.error.eq(1)
+        with m.If(first):
             for k in reversed(RxError):                 # lowest kind wins
                 with m.If(bits[k]):
                     for j in RxError:
@@ -216,20 +294,31 @@ class RxFront(wiring.Component):
                         m.d.sync += cnt.eq(Mux(j == k, Mux(cnt == 0xFF, cnt, cnt + 1), cnt))
         return commit
 
-    def _outputs(self, m, dec, commit, control, init, poison):
+    def _outputs(self, m, seq, tally, fl, commit):
         take = Signal()
-        m.d.comb += take.eq(commit & control)
         m.d.comb += [
-            self.req_valid.eq(Mux(take, dec.req_valid, 0)), self.req.eq(dec.req),
-            self.rsp_valid.eq(Mux(take, dec.rsp_valid, 0)), self.rsp.eq(dec.rsp),
-            self.req_beat_valid.eq(commit & self._beat_done & self._beat_req),
-            self.rsp_beat_valid.eq(commit & self._beat_done & ~self._beat_req),
-            self.be_valid.eq(commit & self._be_done),
+            take.eq(commit & seq.control),
+            self.take.eq(take),
+            self.req_n.eq(tally.req_n), self.req.eq(tally.reqs),
+            self.rsp_n.eq(tally.rsp_n), self.rsp.eq(tally.rsps),
         ]
-        m.d.sync += self.grant.eq(Mux(take, dec.grant.as_value(), 0))
-        with m.If(commit):
-            m.d.sync += self.poisoned.eq(self.poisoned + poison)
-            with m.If(init):
-                m.d.sync += self.peer_init.eq(1)
-        for c, occ in zip(CreditClass, self._occ):
-            m.d.sync += occ.eq(occ + Mux(take, self._arrivals[c], 0) - self.freed[c])
+        took = Signal()
+        grant = Signal.like(tally.grant)
+        m.d.sync += [took.eq(take), grant.eq(tally.grant)]
+        m.d.comb += self.grant.eq(Mux(took, grant.as_value(), 0))
+        init = Signal()
+        poison = Signal(2)
+        m.d.sync += [
+            init.eq(commit & ((fl[0].m & fl[0].init) | (fl[1].m & fl[1].init))),
+            poison.eq(Mux(commit, self._poison, 0)),
+        ]
+        m.d.sync += self.poisoned.eq(self.poisoned + poison)
+        with m.If(init):
+            m.d.sync += self.peer_init.eq(1)
+
+
+def _or_all(values):
+    out = values[0]
+    for v in values[1:]:
+        out = out | v
+    return out

@@ -19,11 +19,17 @@ from .rx_front import rx_beat_layout
 
 __all__ = ["RequestDeliver"]
 
+#: ReqAddr bits that number the 64-byte beats of a 256-byte block.
+_BEAT_LANE = slice(6, 8)
+
 
 class RequestDeliver(wiring.Component):
     """Store and forward of requests (UPLI rule): a request leaves only when its data beats
     and byte-enable half-flit are buffered; then its beat 0 is valid with it and further beats
     follow with offsets 1..n and ``last`` on the final one.
+
+    The request being delivered sits in a head register, loaded from the receive buffer or,
+    when that is empty and the head register too, straight from the receiver's front end.
 
     Parameters
     ----------
@@ -33,7 +39,12 @@ class RequestDeliver(wiring.Component):
     Members
     -------
     head : In(stream.Signature(request_layout))
-        The oldest request (``pool`` = its field's POOL); taken when it has fully left.
+        The oldest request in the receive buffer (``pool`` = its field's POOL); taken into
+        the head register.
+    direct : In(request_layout), direct_valid : In(1)
+        A request for the head register while ``idle`` and ``head`` is empty.
+    idle : Out(1)
+        The head register is empty (a register).
     beat : In(stream.Signature(rx_beat_layout)), beat_level : In
         The request data buffer, oldest beat first, and the beats it holds.
     be : In(stream.Signature(HALF_BITS))
@@ -45,13 +56,17 @@ class RequestDeliver(wiring.Component):
         A Request CMD credit (request left) and a Request Data credit (a beat left) to return
         in ``slot`` (0 = pool, 1 + VC otherwise).
 
-    Latency: combinational from the buffers' heads. Throughput: one beat per clock; a request
-    without data per clock. Overflow: none (it only drains).
+    Latency: a request is on ``req`` the clock after it enters the head register (from
+    ``head`` or ``direct``), once its beats are buffered. Throughput: one beat per clock; a
+    request without data per clock. Overflow: none (it only drains).
     """
 
     def __init__(self, data_depth):
         super().__init__({
             "head": In(stream.Signature(request_layout)),
+            "direct": In(request_layout),
+            "direct_valid": In(1),
+            "idle": Out(1),
             "beat": In(stream.Signature(rx_beat_layout)),
             "beat_level": In(range(data_depth + 1)),
             "be": In(stream.Signature(HALF_BITS)),
@@ -64,46 +79,53 @@ class RequestDeliver(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        h = self.head.payload
-        k = Signal(range(MAX_BEATS + 1))
+        h = Signal(request_layout)
+        hv = Signal()
+        left = Signal(range(MAX_BEATS + 1))      # beats still to send
+        k = Signal(range(MAX_BEATS))             # beats sent
         sent = Signal()                          # the request itself has left
-        beats = Signal(range(MAX_BEATS + 1))
         with_be = Signal()
         go = Signal()
         m.d.comb += [
-            beats.eq(request_beats(h.cmd, h.num_beats)),
-            with_be.eq(h.cmd[5] & (h.cmd != ReqCmd.WRITE_FULL.value)),
-            go.eq(self.head.valid & (self.beat_level >= beats - k) & (~with_be | self.be.valid)
-                  & ((k == beats) | self.beat.valid)),
+            self.idle.eq(~hv),
+            go.eq(hv & (self.beat_level >= left) & (~with_be | self.be.valid)),
             self.req.valid.eq(go & ~sent),
             self.req.payload.eq(h),
             self.req.payload.pool.eq(0),
-            self.orig.valid.eq(go & (k != beats)),
+            self.orig.valid.eq(go & (left != 0)),
         ]
         o = self.orig.payload
         pos = Signal(2)
         m.d.comb += [
-            pos.eq(h.addr[6:8] + k),
+            pos.eq(h.addr[_BEAT_LANE] + k),
             o.data.eq(self.beat.payload.data), o.error.eq(self.beat.payload.error),
             o.byte_en.eq(Mux(with_be, self.be.payload.word_select(pos, BEAT_BYTES),
                              Const(-1, BEAT_BYTES))),
-            o.offset.eq(k), o.last.eq(k + 1 == beats), o.vc.eq(h.vc), o.pool.eq(0),
+            o.offset.eq(k), o.last.eq(left == 1), o.vc.eq(h.vc), o.pool.eq(0),
         ]
         beat_fire = Signal()
         finish = Signal()
         m.d.comb += [
             beat_fire.eq(self.orig.valid & self.orig.ready),
-            finish.eq(go & (sent | self.req.ready) & (k + beat_fire == beats)),
+            finish.eq(go & (sent | self.req.ready) & ((left == 0) | ((left == 1) & beat_fire))),
             self.beat.ready.eq(beat_fire),
-            self.head.ready.eq(finish),
             self.be.ready.eq(finish & with_be),
             self.ret_cmd.eq(finish), self.ret_data.eq(beat_fire),
             self.slot.eq(Mux(h.pool, CreditSlot.POOL, h.vc + CreditSlot.VC0)),
         ]
-        with m.If(finish):
-            m.d.sync += [k.eq(0), sent.eq(0)]
+        nxt = Signal(request_layout)
+        m.d.comb += [
+            nxt.eq(Mux(self.head.valid, self.head.payload, self.direct)),
+            self.head.ready.eq(~hv | finish),
+        ]
+        with m.If(~hv | finish):
+            m.d.sync += [
+                h.eq(nxt), hv.eq(self.head.valid | self.direct_valid),
+                left.eq(request_beats(nxt.cmd, nxt.num_beats)), k.eq(0), sent.eq(0),
+                with_be.eq(nxt.cmd[5] & (nxt.cmd != ReqCmd.WRITE_FULL.value)),
+            ]
         with m.Else():
-            m.d.sync += k.eq(k + beat_fire)
+            m.d.sync += [left.eq(left - beat_fire), k.eq(k + beat_fire)]
             with m.If(self.req.valid & self.req.ready):
                 m.d.sync += sent.eq(1)
         return m

@@ -16,6 +16,9 @@ class ResponseDeliver(wiring.Component):
     a read response, once all its beats are buffered, as one beat per clock on ``rd_rsp``
     (a multi-beat one with offsets 0..n and ``last`` on the final beat, README §2).
 
+    The response being delivered sits in a head register, loaded from the receive buffer or,
+    when that is empty and the head register too, straight from the receiver's front end.
+
     Parameters
     ----------
     data_depth : int
@@ -24,7 +27,11 @@ class ResponseDeliver(wiring.Component):
     Members
     -------
     head : In(stream.Signature(rx_rsp_entry))
-        The oldest response.
+        The oldest response in the receive buffer; taken into the head register.
+    direct : In(rx_rsp_entry), direct_valid : In(1)
+        A response for the head register while ``idle`` and ``head`` is empty.
+    idle : Out(1)
+        The head register is empty (a register).
     beat : In(stream.Signature(rx_beat_layout)), beat_level : In
         The response data buffer and the beats it holds.
     rd_rsp, wr_rsp : Out
@@ -33,14 +40,18 @@ class ResponseDeliver(wiring.Component):
         A Response CMD credit (response left) and a Response Data credit (a beat left) to
         return in ``slot``.
 
-    Latency: combinational from the buffers' heads. Throughput: one beat or one write response
-    per clock; a write response waits behind an older read response (one order for both).
+    Latency: a response is offered the clock after it enters the head register, a read
+    response once all its beats are buffered. Throughput: one beat or one write response per
+    clock; a write response waits behind an older read response (one order for both).
     Overflow: none.
     """
 
     def __init__(self, data_depth):
         super().__init__({
             "head": In(stream.Signature(rx_rsp_entry)),
+            "direct": In(rx_rsp_entry),
+            "direct_valid": In(1),
+            "idle": Out(1),
             "beat": In(stream.Signature(rx_beat_layout)),
             "beat_level": In(range(data_depth + 1)),
             "rd_rsp": Out(rd_rsp_stream()),
@@ -52,35 +63,42 @@ class ResponseDeliver(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        h = self.head.payload
-        k = Signal(range(MAX_BEATS + 1))
+        h = Signal(rx_rsp_entry)
+        hv = Signal()
+        left = Signal(range(MAX_BEATS + 1))      # beats still to send
+        k = Signal(range(MAX_BEATS))             # beats sent
         multi = Signal()
-        m.d.comb += multi.eq(h.num_beats != 0)
+        m.d.comb += [self.idle.eq(~hv), multi.eq(h.num_beats != 0)]
         w, r = self.wr_rsp.payload, self.rd_rsp.payload
         m.d.comb += [
-            self.wr_rsp.valid.eq(self.head.valid & ~h.rd),
+            self.wr_rsp.valid.eq(hv & ~h.rd),
             w.vc.eq(h.vc), w.tag.eq(h.tag), w.src_acc.eq(h.src_acc), w.dst_acc.eq(h.dst_acc),
             w.status.eq(h.status), w.pool.eq(0),
-            self.rd_rsp.valid.eq(self.head.valid & h.rd & self.beat.valid
-                                 & (self.beat_level >= h.num_beats + 1 - k)),
+            self.rd_rsp.valid.eq(hv & h.rd & (self.beat_level >= left)),
             r.data.eq(self.beat.payload.data), r.error.eq(self.beat.payload.error),
             r.vc.eq(h.vc), r.pool.eq(0), r.tag.eq(h.tag), r.src_acc.eq(h.src_acc),
             r.dst_acc.eq(h.dst_acc), r.num_beats.eq(h.num_beats), r.status.eq(h.status),
-            r.offset.eq(Mux(multi, k, h.offset)), r.last.eq(Mux(multi, k == h.num_beats, h.last)),
+            r.offset.eq(Mux(multi, k, h.offset)), r.last.eq(Mux(multi, left == 1, h.last)),
         ]
         beat_fire = Signal()
         finish = Signal()
         m.d.comb += [
             beat_fire.eq(self.rd_rsp.valid & self.rd_rsp.ready),
-            finish.eq((self.wr_rsp.valid & self.wr_rsp.ready)
-                      | (beat_fire & (k == h.num_beats))),
+            finish.eq((self.wr_rsp.valid & self.wr_rsp.ready) | (beat_fire & (left == 1))),
             self.beat.ready.eq(beat_fire),
-            self.head.ready.eq(finish),
             self.ret_cmd.eq(finish), self.ret_data.eq(beat_fire),
             self.slot.eq(Mux(h.pool, CreditSlot.POOL, h.vc + CreditSlot.VC0)),
         ]
-        with m.If(finish):
-            m.d.sync += k.eq(0)
+        nxt = Signal(rx_rsp_entry)
+        m.d.comb += [
+            nxt.eq(Mux(self.head.valid, self.head.payload, self.direct)),
+            self.head.ready.eq(~hv | finish),
+        ]
+        with m.If(~hv | finish):
+            m.d.sync += [
+                h.eq(nxt), hv.eq(self.head.valid | self.direct_valid),
+                left.eq(Mux(nxt.rd, nxt.num_beats + 1, 0)), k.eq(0),
+            ]
         with m.Else():
-            m.d.sync += k.eq(k + beat_fire)
+            m.d.sync += [left.eq(left - beat_fire), k.eq(k + beat_fire)]
         return m
