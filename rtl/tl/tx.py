@@ -6,6 +6,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
+from ..skid import SkidBuffer
 from .layout import (
     CREDIT_BITS,
     REQ_LIMIT,
@@ -106,12 +107,17 @@ class TlTx(ConfiguredComponent):
         ]
         wiring.connect(m, intake.req_entry, req_q.i)
         wiring.connect(m, intake.rsp_entry, rsp_q.i)
-        for fifo, src, dst in ((req_data, intake.req_beat, seq.req_data),
-                               (rsp_data, intake.rsp_beat, seq.rsp_data)):
+        for name, fifo, src, dst in (("req", req_data, intake.req_beat, seq.req_data),
+                                     ("rsp", rsp_data, intake.rsp_beat, seq.rsp_data)):
+            # A register stage between each data queue's block RAM and the sequencer: the
+            # emitter's choice never reaches the RAM's read port in the same clock.
+            m.submodules[f"{name}_skid"] = skid = SkidBuffer(src.payload.shape())
             m.d.comb += [
                 fifo.w_data.eq(src.payload), fifo.w_en.eq(src.valid), src.ready.eq(fifo.w_rdy),
-                dst.payload.eq(fifo.r_data), dst.valid.eq(fifo.r_rdy), fifo.r_en.eq(dst.ready),
+                skid.i.payload.eq(fifo.r_data), skid.i.valid.eq(fifo.r_rdy),
+                fifo.r_en.eq(skid.i.ready),
             ]
+            wiring.connect(m, skid.o, dst)
         m.d.comb += [
             comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
             comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
