@@ -16,7 +16,7 @@ from rtl.model.tl import OKAY, SLOTS, Packer
 from rtl.tl.layout import REQ_LIMIT, RSP_LIMIT, CreditClass, credit_array
 from rtl.tl.tx_decide import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout
 from sim import harness
-from sim.tl_traffic import random_request, random_response
+from sim.tl_traffic import make_write_response, random_request, random_response
 
 #: Random states tried per run.
 CASES = 3000
@@ -44,6 +44,21 @@ def _state(rng):
         state.update(reqs=[], rsp_allow=RSP_LIMIT, fc_pending=False, traffic=True,
                      rsps=[r for r in rsps if r.status == OKAY] * 4)
     return state
+
+
+def _directed_states(rng):
+    """States that reach every request and response count and both credit kinds on any seed:
+    ``n`` write responses (compressed, no data) with room for all, on one VC whose credits are
+    plentiful or absent (the pool then pays)."""
+    for n_req in range(3):
+        for n_rsp in range(RSP_LIMIT + 1):
+            for vc_credit in (0, 4000):
+                credits = {cls.name.lower(): {slot: 4000 if slot == "pool" else vc_credit
+                                              for slot in SLOTS} for cls in CreditClass}
+                reqs = [dataclasses.replace(random_request(rng), vc=0) for _ in range(n_req)]
+                rsps = [make_write_response(rng, OKAY, vc=0) for _ in range(n_rsp)]
+                yield {"reqs": reqs, "rsps": rsps, "credits": credits, "req_allow": REQ_LIMIT,
+                       "rsp_allow": RSP_LIMIT, "fc_pending": False, "traffic": True}
 
 
 def _model_choice(s):
@@ -89,8 +104,9 @@ async def decide_matches_model(dut):
     """Every random state: the same counts and the same credit kind as the model."""
     rng = random.Random(cocotb.RANDOM_SEED)
     seen = set()
-    for case in range(CASES):
-        s = _state(rng)
+    directed = list(_directed_states(rng))
+    for case in range(len(directed) + CASES):
+        s = directed[case] if case < len(directed) else _state(rng)
         _drive(dut, s)
         await Timer(1, unit="ns")
         n_req, n_rsp, req_pool, rsp_pool = _model_choice(s)
@@ -101,7 +117,7 @@ async def decide_matches_model(dut):
         if n_rsp:
             assert int(dut.rsp_pool.value) == rsp_pool, f"case {case}: response credit kind"
         seen.add((n_req, n_rsp, req_pool, rsp_pool))
-    # The states reach every count and both credit kinds.
+    # The states (the directed ones at least) reach every count and both credit kinds.
     assert {n for n, _, _, _ in seen} == {0, 1, 2}
     assert {n for _, n, _, _ in seen} == set(range(RSP_LIMIT + 1))
     assert {p for _, _, p, _ in seen} >= {True, False}
