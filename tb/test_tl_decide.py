@@ -1,6 +1,6 @@
 """The packer's decision (``rtl/tl/tx_decide.py``) against the golden model's choice of a control
 half's requests and responses (README §3 rules 3, 4, 6), on random windows, credits, rate-limit
-allowances, fairness and FC reservation."""
+allowances, fairness counts and FC reservation."""
 
 import dataclasses
 import random
@@ -13,7 +13,7 @@ from cocotb.triggers import Timer
 
 from rtl.config import BlockConfig
 from rtl.model.tl import OKAY, SLOTS, Packer
-from rtl.tl.layout import REQ_LIMIT, RSP_LIMIT, CreditClass, credit_array
+from rtl.tl.layout import FAIR_LEAD_LIMIT, REQ_LIMIT, RSP_LIMIT, CreditClass, credit_array
 from rtl.tl.tx_decide import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout
 from sim import harness
 from sim.tl_traffic import make_write_response, random_request, random_response
@@ -39,6 +39,7 @@ def _state(rng):
         "reqs": reqs, "rsps": rsps, "credits": _credits(rng),
         "req_allow": rng.randint(0, REQ_LIMIT), "rsp_allow": rng.randint(0, RSP_LIMIT),
         "fc_pending": rng.random() < 0.3, "traffic": rng.random() < 0.95,
+        "lead": rng.randint(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1),
     }
     if rng.random() < 0.1:              # room for a full control half of compressed responses
         state.update(reqs=[], rsp_allow=RSP_LIMIT, fc_pending=False, traffic=True,
@@ -58,7 +59,8 @@ def _directed_states(rng):
                 reqs = [dataclasses.replace(random_request(rng), vc=0) for _ in range(n_req)]
                 rsps = [make_write_response(rng, OKAY, vc=0) for _ in range(n_rsp)]
                 yield {"reqs": reqs, "rsps": rsps, "credits": credits, "req_allow": REQ_LIMIT,
-                       "rsp_allow": RSP_LIMIT, "fc_pending": False, "traffic": True}
+                       "rsp_allow": RSP_LIMIT, "fc_pending": False, "traffic": True,
+                       "lead": -1}
 
 
 def _model_choice(s):
@@ -69,6 +71,7 @@ def _model_choice(s):
     p._requests, p._responses = deque(s["reqs"]), deque(s["rsps"])
     p._rates["req"].outstanding = REQ_LIMIT - s["req_allow"]
     p._rates["rsp"].outstanding = RSP_LIMIT - s["rsp_allow"]
+    p.lead = s["lead"]
     reqs, rsps = p._choose(7 if s["fc_pending"] else 8)
     return (len(reqs), len(rsps), reqs[0][1] if reqs else None, rsps[0][1] if rsps else None)
 
@@ -95,7 +98,8 @@ def _drive(dut, s):
     dut.req_allowed.value = (1 << min(s["req_allow"], 2)) - 1
     dut.rsp_allowed.value = (1 << s["rsp_allow"]) - 1
     dut.traffic.value = s["traffic"]
-    dut.fair.value = bool(rsps) and len(rsps) >= len(reqs)
+    dut.fair.value = bool(rsps) and s["lead"] >= 0
+    dut.dataless_head.value = bool(reqs) and reqs[0].beats == 0
     dut.fc_pending.value = s["fc_pending"]
 
 

@@ -445,14 +445,28 @@ def test_packer_table_5_15_transactions():
 
 
 def test_saturated_writefull_and_cwr_efficiency():
-    """Fairness gives the longer queue the space: 1 WriteFull + 4 CWRs while responses wait,
-    2 WriteFulls when requests back up: 24 data halves in 13 flits (Table 5-16's 92.31 %)."""
+    """Fairness by counts issued (rule 3): 1 WriteFull + 4 CWRs while requests are not behind,
+    2 WriteFulls while they are: 24 data halves in 13 flits (Table 5-16's 92.31 %)."""
     rng = random.Random(30)
     items = ([make_request(rng, WRITE_FULL, 0x100 * k, 256) for k in range(30)]
              + [make_write_response(rng) for _ in range(40)])
     p, flits, u = run(items)
     assert len(flits) == 130 and efficiency(p.data_halves, len(flits)) == Fraction(12, 13)
-    assert p.issued[1:6:4] == [(1, 4), (1, 4)] and (2, 0) in p.issued
+    controls = [i for i in p.issued[1:] if i != (0, 0)]
+    assert controls[:5] == [(1, 4), (2, 0), (2, 0), (1, 4), (2, 0)]
+    assert_round_trip(items, u)
+
+
+def test_reads_and_responses_best_packing():
+    """Rules 3 and 4 with 64 B reads and 1-beat read responses: 1 read + 3 responses, then 2
+    reads in the swapped flit's control, 3 and 3 in 4 flits: 75 %, the best legal packing."""
+    rng = random.Random(5)
+    items = ([make_request(rng, READ, 0x40 * k, 64) for k in range(30)]
+             + [make_read_response(rng, 0) for _ in range(30)])
+    p, flits, u = run(items)
+    assert [i for i in p.issued[1:] if i != (0, 0)] == [(1, 3), (2, 0)] * 10
+    assert p.trace[1:] == ["CD", "DD", "DD", "CD"] * 10
+    assert efficiency(p.data_halves, len(flits)) == Fraction(3, 4)
     assert_round_trip(items, u)
 
 
@@ -504,8 +518,9 @@ def test_fairness_and_only_first_response_uncompressed():
     reads = [make_request(rng, READ, 0, 4) for _ in range(4)]
     rsps = [make_write_response(rng, status=s) for s in (2, OKAY, 3, OKAY, OKAY)]
     p, flits, u = run(reads + rsps)
-    assert p.issued[1:] == [(1, 2), (1, 3), (2, 0)]
-    assert [(s, t) for s, t, _, _ in parse_control(flits[1].lower)] == [
+    # Requests catch up by counts issued (rule 3): 1 + 2, then 2 (lead -1), then 1 + 3.
+    assert p.issued[1:] == [(1, 2), (2, 0), (1, 3)]
+    assert [(s, t) for s, t, _, _ in parse_control(flits[2].lower)] == [
         (0, FType.REQUEST), (4, FType.RESPONSE), (6, FType.COMPRESSED_RESPONSE),
         (7, FType.COMPRESSED_RESPONSE)]
     assert_round_trip(reads + rsps, u)

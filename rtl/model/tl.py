@@ -56,6 +56,8 @@ BE_SLOTS = HALF_BITS // BE_SLOT_BITS
 REQUEST_LIMIT = 4           # source rate limits [§5.7]
 RESPONSE_LIMIT = 8
 MAX_REQUESTS = 2            # uncompressed requests per control half (README §3 rule 3)
+FAIR_LEAD_LIMIT = 16        # the fairness count saturates at -16 and +15 [ours] (rule 3)
+FAIR_RESPONSES_AHEAD = 2    # responses beyond the requests while a data-less one waits [ours]
 
 
 class FType(IntEnum):
@@ -551,6 +553,9 @@ class Packer:
         C control, D data, B byte enables, P Poisoned Data, M message, N MANDATORY NOP).
     issued : list of (int, int)
         Per emitted flit, the requests and responses its control half issued.
+    lead : int
+        Requests minus responses issued so far, saturating at ``-FAIR_LEAD_LIMIT`` and
+        ``FAIR_LEAD_LIMIT - 1`` (the fairness count of README §3 rule 3).
     flits, control_halves, data_halves, be_halves, poison_halves, mandatory_nops, nop_sectors,
     fc_fields, requests_sent, responses_sent : int
         Counters. ``data_halves`` counts data positions (poisoned ones too), ``nop_sectors``
@@ -570,6 +575,7 @@ class Packer:
         self.flits = self.control_halves = self.data_halves = self.be_halves = 0
         self.poison_halves = self.mandatory_nops = self.nop_sectors = self.fc_fields = 0
         self.requests_sent = self.responses_sent = 0
+        self.lead = 0                   # requests minus responses issued, saturating (rule 3)
 
     # -- inputs --
 
@@ -657,13 +663,18 @@ class Packer:
         """The request and response prefixes (rules 3, 4, 6), as ``[(item, pool)]``."""
         cap = min(MAX_REQUESTS, limit // FIELD_SECTORS[FType.REQUEST],
                   self._rates["req"].allowance)
-        if self._responses and len(self._responses) >= len(self._requests):   # fairness
+        if self._responses and self.lead >= 0:                 # fairness, rule 3
             cap = min(cap, 1)
+        data_less = bool(self._requests) and self._requests[0].beats == 0
         requests = self._prefix(self._requests, cap, lambda items: True)
         start = FIELD_SECTORS[FType.REQUEST] * len(requests)
         cap = min(RESPONSE_LIMIT, self._rates["rsp"].allowance)
+        if data_less:                                           # fairness, rule 4
+            cap = min(cap, len(requests) + FAIR_RESPONSES_AHEAD)
         responses = self._prefix(self._responses, cap,
                                  lambda items: start + _response_sectors(items) <= limit)
+        self.lead = max(-FAIR_LEAD_LIMIT,
+                        min(FAIR_LEAD_LIMIT - 1, self.lead + len(requests) - len(responses)))
         return requests, responses
 
     def _prefix(self, queue, cap, fits):

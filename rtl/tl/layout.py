@@ -14,6 +14,8 @@ from ..config import BlockConfig, check_int
 
 __all__ = [
     "BEAT_BITS",
+    "FAIR_LEAD_LIMIT",
+    "FAIR_RESPONSES_AHEAD",
     "BEAT_BYTES",
     "CMD_CREDIT_MAX",
     "CREDIT_BITS",
@@ -292,6 +294,11 @@ credit_update_layout = data.StructLayout({
 CREDIT_BITS = 12
 #: Uncompressed requests in one control half [§5.7 footprints: sectors 3-0 and 7-4].
 REQS_PER_CONTROL = 2
+#: Fairness (README §3 rules 3 and 4) [ours]: the count of requests minus responses issued
+#: saturates at -FAIR_LEAD_LIMIT and FAIR_LEAD_LIMIT - 1; while a request without data waits at
+#: the head, a control takes at most FAIR_RESPONSES_AHEAD responses more than requests.
+FAIR_LEAD_LIMIT = 16
+FAIR_RESPONSES_AHEAD = 2
 
 
 def credit_array(width):

@@ -121,7 +121,6 @@ class TlTx(ConfiguredComponent):
         m.d.comb += [
             comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
             comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
-            comp.req_level.eq(req_q.level), comp.rsp_level.eq(rsp_q.level),
             req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
             comp.grant.eq(self.grant), comp.give.eq(self.give), comp.give_init.eq(self.give_init),
             self.credits.eq(comp.credits), self.pending.eq(comp.pending),

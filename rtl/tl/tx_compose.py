@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from .layout import (
     CREDIT_BITS,
-    MAX_QUEUE_DEPTH,
+    FAIR_LEAD_LIMIT,
     REQ_LIMIT,
     REQS_PER_CONTROL,
     RSP_LIMIT,
@@ -50,8 +50,8 @@ class TxCompose(wiring.Component):
 
     Members
     -------
-    req, req_count, rsp, rsp_count, req_level, rsp_level : In
-        The queue windows and fill levels (:class:`~rtl.tl.queue.WindowQueue`).
+    req, req_count, rsp, rsp_count : In
+        The queue windows (:class:`~rtl.tl.queue.WindowQueue`).
     req_pop, rsp_pop : Out
         Entries taken from the windows.
     grant, give : In(credit_update_layout), give_init : In(1)
@@ -68,8 +68,6 @@ class TxCompose(wiring.Component):
     def __init__(self):
         super().__init__({
             **window_members(),
-            "req_level": In(range(MAX_QUEUE_DEPTH + 1)),
-            "rsp_level": In(range(MAX_QUEUE_DEPTH + 1)),
             "req_pop": Out(range(REQ_LIMIT + 1)),
             "rsp_pop": Out(range(RSP_LIMIT + 1)),
             "grant": In(credit_update_layout),
@@ -88,7 +86,9 @@ class TxCompose(wiring.Component):
         req_out = Signal(range(REQ_LIMIT + 1))
         rsp_out = Signal(range(RSP_LIMIT + 1))
         fc_pending = Cat(*(self.pending[c][s].any() for c in CreditClass for s in CreditSlot)).any()
-        dec = self._decide(m, init, fc_pending, req_out, rsp_out)
+        # Requests minus responses issued, saturating (README §3 rule 3).
+        lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
+        dec = self._decide(m, init, fc_pending, req_out, rsp_out, lead)
 
         # Clock A: the decision, registered. Clock B: placed and applied; the record written.
         # The windows' heads do not move between A and B (entries only join at the tail).
@@ -124,6 +124,7 @@ class TxCompose(wiring.Component):
             with m.Else():
                 m.d.sync += [swap.eq(chosen_cand.swap), req_out.eq(chosen_cand.req_out),
                              rsp_out.eq(chosen_cand.rsp_out)]
+                self._count_lead(m, lead, place.n_req, place.n_rsp)
         with m.Elif(self.want & (queue.level < RECORDS_AHEAD)):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
             nonempty = (dec.n_req != 0) | (dec.n_rsp != 0) | fc_pending
@@ -147,7 +148,15 @@ class TxCompose(wiring.Component):
                 ]
         return m
 
-    def _decide(self, m, init, fc_pending, req_out, rsp_out):
+    @staticmethod
+    def _count_lead(m, lead, n_req, n_rsp):
+        """``lead`` plus the requests minus the responses issued, saturating."""
+        nxt = Signal(range(-FAIR_LEAD_LIMIT - RSP_LIMIT, FAIR_LEAD_LIMIT + REQ_LIMIT))
+        m.d.comb += nxt.eq(lead + n_req - n_rsp)
+        m.d.sync += lead.eq(Mux(nxt < -FAIR_LEAD_LIMIT, -FAIR_LEAD_LIMIT,
+                                Mux(nxt >= FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1, nxt)))
+
+    def _decide(self, m, init, fc_pending, req_out, rsp_out, lead):
         """:class:`~rtl.tl.tx_decide.TxDecide` on the windows and the composer's state."""
         m.submodules.decide = dec = TxDecide()
         head = self.rsp[0]
@@ -170,7 +179,8 @@ class TxCompose(wiring.Component):
             dec.req_allowed.eq(thermometer(REQ_LIMIT - req_out, REQS_PER_CONTROL)),
             dec.rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out, RSP_LIMIT)),
             dec.traffic.eq(init), dec.fc_pending.eq(fc_pending),
-            dec.fair.eq((self.rsp_level != 0) & (self.rsp_level >= self.req_level)),
+            dec.fair.eq((self.rsp_count != 0) & (lead >= 0)),
+            dec.dataless_head.eq((self.req_count != 0) & (self.req[0].beats == 0)),
         ]
         return dec
 

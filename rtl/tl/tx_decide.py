@@ -5,6 +5,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
+    FAIR_RESPONSES_AHEAD,
     MAX_BEATS,
     REQS_PER_CONTROL,
     RSP_LIMIT,
@@ -88,8 +89,11 @@ class TxDecide(wiring.Component):
     traffic : In(1)
         Requests and responses may be sent.
     fair : In(1)
-        The response queue is not empty and holds at least as many entries as the request
-        queue: at most one request (rule 3).
+        Responses wait and requests are not behind by the fairness count: at most one
+        request (rule 3).
+    dataless_head : In(1)
+        The oldest request has no data: at most ``n_req + FAIR_RESPONSES_AHEAD`` responses
+        (rule 4).
     fc_pending : In(1)
         A credit return is pending: sector 7 is kept for a Flow Control field (rule 2).
     n_req, n_rsp : Out
@@ -114,6 +118,7 @@ class TxDecide(wiring.Component):
             "rsp_allowed": In(RSP_LIMIT),
             "traffic": In(1),
             "fair": In(1),
+            "dataless_head": In(1),
             "fc_pending": In(1),
             "n_req": Out(range(REQS_PER_CONTROL + 1)),
             "n_rsp": Out(range(RSP_LIMIT + 1)),
@@ -184,7 +189,8 @@ class TxDecide(wiring.Component):
                             with m.Case(wide0 | fc << 1):
                                 sectors = _REQ_SECTORS * n_req + wide0 + j + 1
                                 m.d.comb += room.eq(sectors <= SECTORS_PER_HALF - fc)
-                m.d.comb += take[j].eq(Cat(common[:j + 1], room).all())
+                fair = ~self.dataless_head if j + 1 > n_req + FAIR_RESPONSES_AHEAD else 1
+                m.d.comb += take[j].eq(Cat(common[:j + 1], room, fair).all())
             counts.append(_count(m, take, f"rsp_n_{n_req}req"))
             pools.append(_pool(take, by_vc))
         m.d.comb += [
