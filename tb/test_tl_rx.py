@@ -154,8 +154,8 @@ async def rx_back_to_back(dut):
 
 @cocotb.test(timeout_time=200, timeout_unit="us")
 async def rx_read_latency(dut):
-    """A read request is valid on ``req`` 4 clocks after its flit (entry register, two decode
-    stages, the sequencing stage; TlRx docstring)."""
+    """A read request is valid on ``req`` 3 clocks after its flit (two decode stages, the
+    sequencing stage; TlRx docstring)."""
     env = TlRxEnv(dut)
     init = await env.reset()
     model = Packer(credit_table(), init)
@@ -171,7 +171,7 @@ async def rx_read_latency(dut):
         if env.dut.req__valid.value:
             break
     dut._log.info("read request latency: %d clocks", clocks)
-    assert clocks <= 4
+    assert clocks == 3
     await _settle(env, 1)
     assert env.delivered()[0] == [as_received(read)]
 

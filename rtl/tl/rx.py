@@ -63,13 +63,14 @@ class TlRx(ConfiguredComponent):
     error : Out(1), error_counts : Out(rx_error_counts), poisoned : Out(16)
         Sticky fatal error, per-kind counters (:class:`RxError`), poisoned half-flits.
 
-    Latency: an item is valid on its UPLI output 4 clocks after the flit that completes it
+    Latency: an item is valid on its UPLI output 3 clocks after the flit that completes it
     (its control half-flit, or its last data or byte-enable half-flit) is presented, when the
-    buffers ahead of it are empty: one clock in the entry register, two decoding the control
-    half (:class:`~rtl.tl.rx_front.RxFront`), one to sequence and check the flit, which writes
-    the item straight into the empty head register of its output (or its beat into the data
-    buffer). ``grant`` and ``error`` follow 4 clocks after the flit, ``error_counts``,
-    ``poisoned`` and ``peer_init`` 5. Throughput: one flit per clock; one UPLI beat per clock
+    buffers ahead of it are empty: two decoding the control half
+    (:class:`~rtl.tl.rx_front.RxFront`; the flit is not registered on entry, so it should come
+    from a register), one to sequence and check the flit, which writes the item straight into
+    the empty head register of its output (or its beat into the data buffer). ``grant`` and
+    ``error`` follow 3 clocks after the flit, ``error_counts``, ``poisoned`` and
+    ``peer_init`` 4. Throughput: one flit per clock; one UPLI beat per clock
     and output. Overflow: an arrival beyond the advertised buffers is the ``buffer_overrun``
     error; beyond the catch buffers ``catch_overrun``.
     """

@@ -45,10 +45,12 @@ class RxFront(wiring.Component):
     """Takes one TL flit per clock, decides what each half-flit is (README §3 flit rule, §4),
     checks it and hands out what it carries.
 
-    The flit is registered on entry, then goes through three stages: the control decoder's two
-    (:class:`ControlDecoder`, :class:`ControlTally`) and the sequencing stage, where the role
-    of each half-flit (:class:`HalfSequencer`), the checks that need state (catch and receive
-    buffer room, data positions), the flit's commit and the data beats are decided.
+    The flit goes through three stages: the control decoder's two (:class:`ControlDecoder`,
+    :class:`ControlTally`), the first on the flit as presented, and the sequencing stage, where
+    the role of each half-flit (:class:`HalfSequencer`), the checks that need state (catch and
+    receive buffer room, data positions), the flit's commit and the data beats are decided.
+    The flit is not registered on entry: it should come from a register (the data link's
+    output), as every block of this library presents its streams.
 
     Parameters
     ----------
@@ -81,10 +83,10 @@ class RxFront(wiring.Component):
         Initial Credit Release Complete seen; sticky fatal error; per-kind counters; poisoned
         half-flits.
 
-    Latency: a flit presented at clock ``t`` is in the entry register at ``t + 1``, in the
-    decoder's stages at ``t + 1`` and ``t + 2``, and its outputs (``commit`` and what it
-    carries) are valid at ``t + 3``; ``grant`` and ``error`` follow at ``t + 4``,
-    ``error_counts``, ``poisoned`` and ``peer_init`` at ``t + 5``. Throughput: one flit per
+    Latency: a flit presented at clock ``t`` is in the decoder's stages at ``t`` and
+    ``t + 1``, and its outputs (``commit`` and what it carries) are valid at ``t + 2``;
+    ``grant`` and ``error`` follow at ``t + 3``, ``error_counts``, ``poisoned`` and
+    ``peer_init`` at ``t + 4``. Throughput: one flit per
     clock. A flit with an error commits nothing and changes nothing but ``error`` and its
     counter; every later flit is dropped until reset.
     """
@@ -119,12 +121,12 @@ class RxFront(wiring.Component):
         m.submodules.dec = dec = ControlDecoder()
         m.submodules.tally = tally = ControlTally()
         m.submodules.seq = seq = HalfSequencer()
-        # Entry register, then stage 1 (decoder) and stage 2 (tally); flit and flags follow.
+        # Stage 1 (decoder) on the flit as presented, stage 2 (tally); flit and flags follow.
         v = [Signal(name=f"v{k}") for k in range(3)]
         f = [Signal(flit_layout, name=f"f{k}") for k in range(3)]
         flags = [Signal(data.ArrayLayout(_msg_flags, 2), name=f"flags{k}") for k in (1, 2)]
         m.d.comb += self.flit.ready.eq(1)
-        m.d.sync += [v[0].eq(self.flit.valid), f[0].eq(self.flit.payload)]
+        m.d.comb += [v[0].eq(self.flit.valid), f[0].eq(self.flit.payload)]
         m.d.sync += [v[k + 1].eq(v[k]) for k in range(2)]
         m.d.sync += [f[k + 1].eq(f[k]) for k in range(2)]
         for h in range(2):
