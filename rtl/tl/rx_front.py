@@ -281,11 +281,10 @@ class RxFront(wiring.Component):
             self.commit.eq(commit),
         ]
         first = Signal()
+        lo_seen, hi_seen = Signal.like(lo_bits), Signal.like(hi_bits)
         bits = Signal(len(RxError))
-        m.d.sync += [
-            first.eq(v & ~self.error & bad),
-            bits.eq(Mux(lo_bits.any(), lo_bits, hi_bits)),
-        ]
+        m.d.sync += [first.eq(v & ~self.error & bad), lo_seen.eq(lo_bits), hi_seen.eq(hi_bits)]
+        m.d.comb += bits.eq(Mux(lo_seen.any(), lo_seen, hi_seen))     # the lower half first
         with m.If(v & bad):
             m.d.sync += self.error.eq(1)
         with m.If(first):
