@@ -8,14 +8,27 @@ from collections import deque
 
 import cocotb
 import pytest
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data
 from cocotb.triggers import Timer
 
 from rtl.config import BlockConfig
 from rtl.model.tl import OKAY, SLOTS, Packer
-from rtl.tl.layout import FAIR_LEAD_LIMIT, REQ_LIMIT, RSP_LIMIT, CreditClass, credit_array
+from rtl.tl.layout import (
+    FAIR_LEAD_LIMIT,
+    FAIR_RESPONSES_AHEAD,
+    MAX_BEATS,
+    REQ_LIMIT,
+    REQS_PER_CONTROL,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    CreditClass,
+    CreditSlot,
+    credit_array,
+)
 from rtl.tl.tx_decide import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout
 from sim import harness
+from sim.prove import prove
 from sim.tl_traffic import make_write_response, random_request, random_response
 
 #: Random states tried per run.
@@ -136,3 +149,87 @@ class _Config(BlockConfig):
 @pytest.mark.parametrize("config", [_Config()], ids=lambda c: c.slug() or "default")
 def test_tl_decide(config):
     harness.run(TxDecide(), config, toplevel="tl_decide", test_module="tb.test_tl_decide")
+
+
+def _thermometer_ok(bits):
+    """``bits`` is a thermometer: no bit set above a clear one."""
+    return Cat(*(~bits[i + 1] | bits[i] for i in range(len(bits) - 1))).all()
+
+
+def _within(count, thermometer):
+    """``count`` items are no more than ``thermometer`` (bit ``i``: more than ``i``) admits."""
+    return (count == 0) | Cat(*((count == i + 1) & thermometer[i]
+                                for i in range(len(thermometer)))).any()
+
+
+def _fits(credits, cmd_cls, data_cls, slot, cmd, beats):
+    return (credits[cmd_cls][slot] >= cmd) & (credits[data_cls][slot] >= beats)
+
+
+def _spends_within(m, dut, n, pool, vcs, beats, cmd_cls, data_cls):
+    """A prefix of ``n`` items spends credits it holds: pool credits, or the VC credits of the
+    one VC all its items share (README §3 rule 6)."""
+    ok = Signal()
+    vc0 = vcs[0]
+    by_vc = Cat(*(Cat(*(v == vc0 for v in vcs[:k])).all() & _fits(
+        dut.credits, cmd_cls, data_cls, CreditSlot.VC0 + vc0, k, beats[k - 1]) & (n == k)
+        for k in range(1, len(vcs) + 1))).any()
+    by_pool = Cat(*(_fits(dut.credits, cmd_cls, data_cls, CreditSlot.POOL, k, beats[k - 1])
+                    & (n == k) for k in range(1, len(vcs) + 1))).any()
+    m.d.comb += ok.eq((n == 0) | Mux(pool, by_pool, by_vc))
+    return ok
+
+
+def _decide_proof(wrong_cap=False):
+    """TxDecide and the claims it must meet for every input; ``wrong_cap`` claims one
+    response fewer than rule 4 allows (a false claim, to show the proof can fail)."""
+    m = Module()
+    m.submodules.dut = dut = TxDecide()
+    n, k = dut.n_req, dut.n_rsp
+    req_beats = [dut.req[0].beats, dut.req[0].beats + dut.req[1].beats]
+    one_vc = [dut.rsp[j].one_vc == Cat(*(dut.rsp[i].vc == dut.rsp[0].vc
+                                         for i in range(j + 1))).all() for j in range(RSP_LIMIT)]
+    assumed = Cat(
+        _thermometer_ok(dut.req_valid), _thermometer_ok(dut.rsp_valid),
+        _thermometer_ok(dut.req_allowed), _thermometer_ok(dut.rsp_allowed),
+        *(r.beats <= MAX_BEATS for r in dut.req), *one_vc).all()
+    wide0 = (k != 0) & dut.rsp[0].wide
+    sectors = Signal(range(4 * REQS_PER_CONTROL + RSP_LIMIT + 2))
+    m.d.comb += sectors.eq(4 * n + k + wide0)
+    cap = FAIR_RESPONSES_AHEAD - (1 if wrong_cap else 0)
+    claims = Cat(
+        dut.traffic | ((n == 0) & (k == 0)),
+        n <= REQS_PER_CONTROL,
+        _within(n, dut.req_valid & dut.req_allowed),
+        _within(k, dut.rsp_valid & dut.rsp_allowed),
+        sectors <= SECTORS_PER_HALF - dut.fc_pending,
+        *(~(k > j) | ~dut.rsp[j].wide for j in range(1, RSP_LIMIT)),
+        ~dut.fair | (n <= 1),
+        ~dut.dataless_head | (k <= n + cap),
+        _spends_within(m, dut, n, dut.req_pool, [r.vc for r in dut.req], req_beats,
+                       CreditClass.REQ_CMD, CreditClass.REQ_DATA),
+        _spends_within(m, dut, k, dut.rsp_pool, [r.vc for r in dut.rsp],
+                       [r.total for r in dut.rsp], CreditClass.RSP_CMD, CreditClass.RSP_DATA),
+    )
+    holds = Signal()
+    m.d.comb += holds.eq(~assumed | claims.all())
+    inputs = [dut.req, dut.req_valid, dut.rsp, dut.rsp_valid, dut.credits, dut.req_allowed,
+              dut.rsp_allowed, dut.traffic, dut.fair, dut.dataless_head, dut.fc_pending]
+    return m, [i.as_value() if hasattr(i, "as_value") else i for i in inputs], holds
+
+
+def test_decide_proof(tmp_path):
+    """For every input (thermometers well formed, VC runs flagged truly): the decision never
+    spends credits it does not hold (pool, or the one shared VC's), never exceeds the windows,
+    the rate limits, the half-flit's sectors or the FC reservation, keeps every response but
+    the first compressed, and meets both fairness caps. Yosys proves it."""
+    m, inputs, holds = _decide_proof()
+    proved, log = prove(m, inputs, holds, tmp_path)
+    assert proved, log[-3000:]
+
+
+def test_decide_proof_can_fail(tmp_path):
+    """The same proof with one false claim (rule 4's cap one lower) finds a counterexample."""
+    m, inputs, holds = _decide_proof(wrong_cap=True)
+    proved, _ = prove(m, inputs, holds, tmp_path)
+    assert not proved

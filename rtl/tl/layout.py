@@ -14,12 +14,12 @@ from ..config import BlockConfig, check_int
 
 __all__ = [
     "BEAT_BITS",
-    "FAIR_LEAD_LIMIT",
-    "FAIR_RESPONSES_AHEAD",
     "BEAT_BYTES",
     "CMD_CREDIT_MAX",
     "CREDIT_BITS",
     "DATA_CREDIT_MAX",
+    "FAIR_LEAD_LIMIT",
+    "FAIR_RESPONSES_AHEAD",
     "HALF_BITS",
     "MAX_BEATS",
     "MAX_QUEUE_DEPTH",
