@@ -67,9 +67,10 @@ class TlTx(ConfiguredComponent):
     Control half-flits are composed ahead of the flits that carry them
     (:class:`~rtl.tl.tx_compose.TxCompose`, two clocks each, up to two ahead) and the flit
     emitter follows the flit rule. Latency: a request or response accepted at clock ``t`` can
-    leave in the flit presented at ``t + 4`` when the link is idle. Throughput: one flit per
-    clock while data is queued, except that a run of control half-flits without data goes at
-    one per two clocks.
+    leave in the flit presented at ``t + 3`` when the link is idle, or ``t + 4`` when its
+    control calls for data (the data queue's block RAM takes the extra clock). Throughput: one
+    flit per clock while data is queued, except that a run of control half-flits without data
+    goes at one per two clocks.
     """
 
     config_class = TlConfig
