@@ -26,6 +26,9 @@ class WindowQueue(wiring.Component):
         Entries in. ``ready`` falls only when all ``depth`` entries are taken.
     entries : Out(ArrayLayout(layout, window))
         The oldest entries, ``entries[0]`` oldest; ``count`` of them are valid. Registered.
+    entries_next : Out(ArrayLayout(layout, window))
+        What ``entries`` will hold in the next clock (for state derived from the window that
+        must be registered alongside it).
     count : Out(range(window + 1))
         Valid entries in the window.
     pop : In(range(window + 1))
@@ -46,6 +49,7 @@ class WindowQueue(wiring.Component):
         super().__init__({
             "i": In(stream.Signature(layout)),
             "entries": Out(data.ArrayLayout(layout, window)),
+            "entries_next": Out(data.ArrayLayout(layout, window)),
             "count": Out(range(window + 1)),
             "pop": In(range(window + 1)),
             "level": Out(range(depth + 1)),
@@ -73,13 +77,15 @@ class WindowQueue(wiring.Component):
         with m.Else():
             m.d.comb += fill_value.eq(self.i.payload)
         m.d.comb += fill.eq((fifo.r_rdy | (bypass & self.i.valid)) & (kept < window))
+        nxt = self.entries_next
+        m.d.comb += nxt.eq(self.entries)
         with m.Switch(self.pop):
             for pop in range(window + 1):
                 with m.Case(pop):
                     for j in range(window - pop):
-                        m.d.sync += self.entries[j].eq(self.entries[j + pop])
+                        m.d.comb += nxt[j].eq(self.entries[j + pop])
         with m.If(fill):
-            m.d.sync += self.entries[kept].eq(fill_value)
-        m.d.sync += self.count.eq(kept + fill)
+            m.d.comb += nxt[kept].eq(fill_value)
+        m.d.sync += [self.entries.eq(nxt), self.count.eq(kept + fill)]
         m.d.comb += self.level.eq(self.count + fifo.level)
         return m

@@ -122,6 +122,7 @@ class TlTx(ConfiguredComponent):
         m.d.comb += [
             comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
             comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
+            comp.rsp_next.eq(rsp_q.entries_next),
             req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
             comp.grant.eq(self.grant), comp.give.eq(self.give), comp.give_init.eq(self.give_init),
             self.credits.eq(comp.credits), self.pending.eq(comp.pending),

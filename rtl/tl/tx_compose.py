@@ -19,7 +19,13 @@ from .layout import (
     credit_update_layout,
 )
 from .tx_decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
-from .tx_place import ControlPlacer, schedule_layout, window_members
+from .tx_place import (
+    ControlPlacer,
+    rsp_totals_layout,
+    schedule_layout,
+    tx_rsp_entry,
+    window_members,
+)
 
 __all__ = ["RECORDS_AHEAD", "TxCompose", "record_layout"]
 
@@ -52,6 +58,9 @@ class TxCompose(wiring.Component):
     -------
     req, req_count, rsp, rsp_count : In
         The queue windows (:class:`~rtl.tl.queue.WindowQueue`).
+    rsp_next : In
+        The response window as it will be in the next clock (``entries_next``): the read
+        beats of its prefixes are registered beside it.
     req_pop, rsp_pop : Out
         Entries taken from the windows.
     grant, give : In(credit_update_layout), give_init : In(1)
@@ -70,6 +79,7 @@ class TxCompose(wiring.Component):
     def __init__(self):
         super().__init__({
             **window_members(),
+            "rsp_next": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
             "req_pop": Out(range(REQ_LIMIT + 1)),
             "rsp_pop": Out(range(RSP_LIMIT + 1)),
             "grant": In(credit_update_layout),
@@ -90,7 +100,9 @@ class TxCompose(wiring.Component):
         fc_pending = Cat(*(self.pending[c][s].any() for c in CreditClass for s in CreditSlot)).any()
         # Requests minus responses issued, saturating (README §3 rule 3).
         lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
-        dec = self._decide(m, init, fc_pending, req_out, rsp_out, lead)
+        total = self._totals(m)
+        capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
+        dec = self._decide(m, init, fc_pending, req_out, rsp_out, lead, total, capped)
 
         # Clock A: the decision, registered. Clock B: placed and applied; the record written.
         # The windows' heads do not move between A and B (entries only join at the tail).
@@ -100,9 +112,9 @@ class TxCompose(wiring.Component):
         m.d.comb += [
             place.req.eq(self.req), place.req_count.eq(self.req_count),
             place.rsp.eq(self.rsp), place.rsp_count.eq(self.rsp_count),
-            place.pending.eq(self.pending),
+            place.pending.eq(self.pending), place.rsp_total.eq(total),
         ]
-        cands = self._candidates(m, swap, req_out, rsp_out)
+        cands = self._candidates(m, swap, req_out, rsp_out, total)
         chosen_cand = cands[place.n_req][place.n_rsp]
         rec = Signal(record_layout)
         m.d.comb += [
@@ -140,18 +152,25 @@ class TxCompose(wiring.Component):
                     place.n_rsp.eq(Mux(msg_due, 0, dec.n_rsp)),
                     place.req_pool.eq(dec.req_pool), place.rsp_pool.eq(dec.rsp_pool),
                 ]
+        self._account(m, chosen & ~msg, place, capped)
+        return m
+
+    def _account(self, m, applied, place, capped):
+        """Credits spent and granted, credit returns sent and released; the credits held are
+        also kept capped for the decision."""
+        top = (1 << DECIDE_CREDIT_BITS) - 1
         for c in CreditClass:
             for s in CreditSlot:
                 name = c.name.lower()
-                spent = Mux(chosen & ~msg, place.spent[c][s], 0)
-                sent = Mux(chosen & ~msg, place.sent[c][s], 0)
+                held = Signal(CREDIT_BITS, name=f"held_{name}_{s.name.lower()}")
+                m.d.comb += held.eq(self.credits[c][s] - Mux(applied, place.spent[c][s], 0)
+                                    + getattr(self.grant, name)[s])
                 m.d.sync += [
-                    self.credits[c][s].eq(self.credits[c][s] - spent
-                                          + getattr(self.grant, name)[s]),
-                    self.pending[c][s].eq(self.pending[c][s] - sent
+                    self.credits[c][s].eq(held),
+                    capped[c][s].eq(Mux(held[DECIDE_CREDIT_BITS:].any(), top, held)),
+                    self.pending[c][s].eq(self.pending[c][s] - Mux(applied, place.sent[c][s], 0)
                                           + getattr(self.give, name)[s]),
                 ]
-        return m
 
     @staticmethod
     def _count_lead(m, lead, n_req, n_rsp):
@@ -161,23 +180,30 @@ class TxCompose(wiring.Component):
         m.d.sync += lead.eq(Mux(nxt < -FAIR_LEAD_LIMIT, -FAIR_LEAD_LIMIT,
                                 Mux(nxt >= FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1, nxt)))
 
-    def _decide(self, m, init, fc_pending, req_out, rsp_out, lead):
+    def _totals(self, m):
+        """Read beats of each prefix of the response window, registered beside the window:
+        ``run`` of each entry less that of the last response taken (``run`` counts every
+        response's read beats as it is queued, modulo 64)."""
+        base = Signal.like(self.rsp[0].run)
+        base_next = Signal.like(base)
+        m.d.comb += base_next.eq(Array([base, *(e.run for e in self.rsp)])[self.rsp_pop])
+        m.d.sync += base.eq(base_next)
+        total = Signal(rsp_totals_layout)
+        for j in range(RSP_LIMIT):
+            m.d.sync += total[j].eq(self.rsp_next[j].run - base_next)
+        return total
+
+    def _decide(self, m, init, fc_pending, req_out, rsp_out, lead, total, capped):
         """:class:`~rtl.tl.tx_decide.TxDecide` on the windows and the composer's state."""
         m.submodules.decide = dec = TxDecide()
-        head = self.rsp[0]
         for j, e in enumerate(self.rsp):
             m.d.comb += [
-                dec.rsp[j].vc.eq(e.vc), dec.rsp[j].wide.eq(e.wide),
-                dec.rsp[j].total.eq((e.run - head.run + head.beats)[:len(e.run)]),
+                dec.rsp[j].vc.eq(e.vc), dec.rsp[j].wide.eq(e.wide), dec.rsp[j].total.eq(total[j]),
                 dec.rsp[j].one_vc.eq(Cat(1, *(x.same_vc for x in self.rsp[1:j + 1])).all()),
             ]
         for i in range(REQS_PER_CONTROL):
             m.d.comb += [dec.req[i].vc.eq(self.req[i].vc), dec.req[i].beats.eq(self.req[i].beats)]
-        top = (1 << DECIDE_CREDIT_BITS) - 1
-        for c in CreditClass:
-            for slot in CreditSlot:
-                have = self.credits[c][slot]
-                m.d.comb += dec.credits[c][slot].eq(Mux(have > top, top, have))
+        m.d.comb += dec.credits.eq(capped)
         m.d.comb += [
             dec.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
             dec.rsp_valid.eq(thermometer(self.rsp_count, RSP_LIMIT)),
@@ -189,7 +215,7 @@ class TxCompose(wiring.Component):
         ]
         return dec
 
-    def _candidates(self, m, swap, req_out, rsp_out):
+    def _candidates(self, m, swap, req_out, rsp_out, total):
         """For every count the decision may take, what the record will stand for (README §3
         rule 7), computed beside the decision in clock A and registered; clock B only selects.
 
@@ -199,8 +225,7 @@ class TxCompose(wiring.Component):
         """
         shape = data.StructLayout({"halves": 7, "swap": 1, "req_out": range(REQ_LIMIT + 1),
                                    "rsp_out": range(RSP_LIMIT + 1)})
-        head = self.rsp[0]
-        rsp_halves = [0, *(2 * (e.run - head.run + head.beats)[:len(e.run)] for e in self.rsp)]
+        rsp_halves = [0, *(2 * t for t in total)]
         req_halves = [0]
         for r in self.req[:REQS_PER_CONTROL]:
             req_halves.append(req_halves[-1] + 2 * r.beats + r.be)

@@ -28,6 +28,7 @@ from .layout import (
 
 __all__ = [
     "ControlPlacer",
+    "rsp_totals_layout",
     "schedule_layout",
     "tx_req_entry",
     "tx_rsp_entry",
@@ -58,6 +59,10 @@ tx_rsp_entry = data.StructLayout({
     "run": 6,          # read beats of every response queued so far, this one included, mod 64
     "same_vc": 1,      # same VC as the response queued before it
 })
+
+#: Read beats of responses ``0..j`` of the response window together, for each ``j`` (at most
+#: 8 responses of 4 beats: 32; the width of ``run``).
+rsp_totals_layout = data.ArrayLayout(tx_rsp_entry["run"].shape, RSP_LIMIT)
 
 #: The data half-flits a control half-flit calls for, in order.
 schedule_layout = data.StructLayout({
@@ -90,6 +95,8 @@ class ControlPlacer(wiring.Component):
         The request queue window (:data:`tx_req_entry`, oldest first) and its valid entries.
     rsp, rsp_count : In
         The response queue window (:data:`tx_rsp_entry`) and its valid entries.
+    rsp_total : In(rsp_totals_layout)
+        Read beats of each prefix of the response window.
     pending : In(credit_array(CREDIT_BITS))
         Credits to return to the peer.
     n_req, n_rsp, req_pool, rsp_pool : In
@@ -107,6 +114,7 @@ class ControlPlacer(wiring.Component):
     def __init__(self):
         super().__init__({
             **window_members(),
+            "rsp_total": In(rsp_totals_layout),
             "pending": In(credit_array(CREDIT_BITS)),
             "n_req": In(range(REQS_PER_CONTROL + 1)),
             "n_rsp": In(range(RSP_LIMIT + 1)),
@@ -133,8 +141,7 @@ class ControlPlacer(wiring.Component):
 
     def _spend(self, m):
         """Credits the chosen fields spend, and the data they call for."""
-        head = self.rsp[0]
-        rsp_total = Array([0, *((e.run - head.run + head.beats)[:len(e.run)] for e in self.rsp)])
+        rsp_total = Array([0, *self.rsp_total])
         req_beats = Array([0, self.req[0].beats, self.req[0].beats + self.req[1].beats])
         rsp_beats = rsp_total
         for (cmd, dat), n, beats, pool, vc0 in (
