@@ -140,10 +140,28 @@ def _filled(item, from_beat):
     return dataclasses.replace(item, **changes)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Until:
+    """A step of :func:`_violations`: wait until the endpoint has counted ``count`` violations
+    of ``kind`` (a burst closed by the timeout: how long that takes depends on when the packer
+    has room for the next beat)."""
+    kind: UpliError
+    count: int
+
+
+async def _until(dut, step):
+    for _ in range(64 * BURST_TIMEOUT):
+        got = upli_error_counts.from_bits(int(dut.upli_errors.value))
+        if int(got[step.kind]) >= step.count:
+            return
+        await RisingEdge(dut.clk)
+    raise AssertionError(f"{step.kind.name} never reached {step.count}")
+
+
 def _violations(rng):
     """``(steps, items as sent, counts)`` for each kind of UPLI violation (README §5), with
     good transfers among them: the steps to drive (each a list of clocks, driven back to back
-    with credits for all its beats), the items the far side must deliver (before
+    with credits for all its beats, or an :class:`_Until`), the items the far side must deliver (before
     :func:`~sim.tl_traffic.as_received`), and the expected :class:`UpliError` counts."""
     clocks, want, counts = [], [], dict.fromkeys(UpliError, 0)
 
@@ -200,9 +218,9 @@ def _violations(rng):
     good(nxt)
     w = req(WRITE, 0xA00, 128)
     beats = request_beats(w)
-    bad(UpliError.TRUNCATED_BURST,
-        [*_clocks(beats[:2]), *[{}] * (2 * BURST_TIMEOUT), {"orig": beats[2][1]}],
-        _filled(w, 1))
+    bad(UpliError.TRUNCATED_BURST, _clocks(beats[:2]), _filled(w, 1))
+    clocks += [_Until(UpliError.TRUNCATED_BURST, counts[UpliError.TRUNCATED_BURST]),
+               [{"orig": beats[2][1]}]]                 # the late beat, dropped
     good(req(WRITE, 0xB00, 64))
     # Responses.
     wr = make_write_response(rng)
@@ -224,8 +242,9 @@ def _violations(rng):
     good(make_read_response(rng, 0))
     rd = make_read_response(rng, 1)
     beats = response_beats(rd)
-    bad(UpliError.RSP_SEQUENCE, [*_clocks(beats[:1]), *[{}] * (2 * BURST_TIMEOUT),
-                                 *_clocks(beats[1:])], _filled(rd, 1))
+    bad(UpliError.RSP_SEQUENCE, _clocks(beats[:1]), _filled(rd, 1))
+    clocks += [_Until(UpliError.RSP_SEQUENCE, counts[UpliError.RSP_SEQUENCE]),
+               _clocks(beats[1:])]                      # the late beat, dropped
     good(make_write_response(rng))
     return clocks, want, counts
 
@@ -242,7 +261,11 @@ async def endpoint_upli_violations(dut):
         sender.send(item)
     await _idle(dut, sender)
     for step in steps:
-        sender.send_raw(step)
+        if isinstance(step, _Until):
+            await _idle(dut, sender)
+            await _until(dut, step)
+        else:
+            sender.send_raw(step)
     await _idle(dut, sender)
     for item in after:
         sender.send(item)
