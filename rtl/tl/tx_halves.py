@@ -32,7 +32,7 @@ class HalfQueue(wiring.Component):
         The half-flits written, oldest first.
     space : Out(1)
         At most ``HALF_QUEUE_DEPTH - PUSH_MAX`` half-flits are held, so that a push of any size
-        fits whatever is taken. Registered.
+        fits whatever is taken. From a register.
     halves : Out(ArrayLayout(half_layout, 2))
         The oldest two half-flits, held or written this clock (a half-flit written at ``t`` can
         be read at ``t``).
@@ -41,8 +41,11 @@ class HalfQueue(wiring.Component):
     take : In(range(3))
         Half-flits read this clock; at most ``avail``.
 
-    Latency: none (written through). Throughput: three in and two out per clock. Overflow: a
-    push while ``space`` is low, or a take beyond ``avail``, is not allowed (not checked).
+    The half-flits written wait one clock in an input register before they are stored, so the
+    storage's write enables come from registers; the reader sees the stored ones, then those
+    waiting, then those being written. Latency: none (written through). Throughput: three in
+    and two out per clock. Overflow: a push while ``space`` is low, or a take beyond ``avail``,
+    is not allowed (not checked).
     """
 
     def __init__(self):
@@ -59,29 +62,48 @@ class HalfQueue(wiring.Component):
         m = Module()
         depth = HALF_QUEUE_DEPTH
         mem = [Signal(half_layout, name=f"mem{k}") for k in range(depth)]
-        wr = Signal(range(depth))
-        rd = Signal(range(depth))
-        held = Signal(range(depth + 1))
+        wr = Signal(range(depth))                      # where staged[0] is stored
+        rd = Signal(range(depth))                      # the oldest half-flit not read
+        # wr - rd: half-flits in ``mem`` not read; negative when the reader has read staged
+        # ones (they are stored all the same, behind it).
+        lead = Signal(range(-PUSH_MAX, depth + 1))
+        count = Signal(range(depth + 1))               # not read: stored and staged
+        staged = Signal(data.ArrayLayout(half_layout, PUSH_MAX))
+        staged_n = Signal(range(PUSH_MAX + 1))
+        m.d.sync += [staged.eq(self.push_data), staged_n.eq(self.push)]
         for k in range(depth):
             for j in range(PUSH_MAX):
-                with m.If((self.push > j) & (((wr + j) % depth) == k)):
-                    m.d.sync += mem[k].eq(self.push_data[j])
-        head = [Signal(half_layout, name=f"head{i}") for i in range(2)]
-        for k in range(depth):
-            for i in range(2):
-                with m.If(((rd + i) % depth) == k):
-                    m.d.comb += head[i].eq(mem[k])
+                with m.If((staged_n > j) & (((wr + j) % depth) == k)):
+                    m.d.sync += mem[k].eq(staged[j])
+        for i in range(2):
+            self._view(m, i, mem, rd, lead, staged, staged_n)
         m.d.comb += [
-            self.space.eq(held <= depth - PUSH_MAX),
-            self.halves[0].eq(Mux(held != 0, head[0], self.push_data[0])),
-            self.halves[1].eq(Mux(held >= 2, head[1],
-                                  Mux(held == 1, self.push_data[0], self.push_data[1]))),
-            self.avail.eq(Mux((held >= 2) | (self.push >= 2) | ((held == 1) & (self.push != 0)), 2,
-                              Mux((held != 0) | (self.push != 0), 1, 0))),
+            self.space.eq(count <= depth - PUSH_MAX),
+            self.avail.eq(Mux((count >= 2) | (self.push >= 2) | ((count == 1) & (self.push != 0)),
+                              2, Mux((count != 0) | (self.push != 0), 1, 0))),
         ]
         m.d.sync += [
-            wr.eq(wr + self.push),
+            wr.eq(wr + staged_n),
             rd.eq(rd + self.take),
-            held.eq(held + self.push - self.take),
+            lead.eq(lead + staged_n - self.take),
+            count.eq(count + self.push - self.take),
         ]
         return m
+
+    def _view(self, m, i, mem, rd, lead, staged, staged_n):
+        """``halves[i]``: a stored half-flit, a staged one or one written now; which one is
+        chosen from registers only."""
+        depth = HALF_QUEUE_DEPTH
+        past = Signal(range(-depth, PUSH_MAX + 2), name=f"past{i}")   # i - lead
+        m.d.comb += past.eq(i - lead)
+        with m.If(past < 0):
+            for k in range(depth):
+                with m.If(((rd + i) % depth) == k):
+                    m.d.comb += self.halves[i].eq(mem[k])
+        for j in range(i + PUSH_MAX + 1):
+            with m.Elif(past == j):
+                # The j-th half-flit behind the stored ones: staged, or written now.
+                half = staged[j] if j < PUSH_MAX else self.push_data[0]
+                for n in range(max(0, j - PUSH_MAX + 1), min(j, PUSH_MAX) + 1):
+                    half = Mux(staged_n == n, self.push_data[j - n], half)
+                m.d.comb += self.halves[i].eq(half)
