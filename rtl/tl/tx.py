@@ -65,13 +65,13 @@ class TlTx(ConfiguredComponent):
         response was closed early and its missing beats are sent poisoned (README §5).
 
     Control half-flits are composed ahead of the flits that carry them
-    (:class:`~rtl.tl.tx_compose.TxCompose`, two clocks each, up to two ahead); the data
-    half-flits each calls for are made ready while it waits at the head of the record queue
-    (:class:`~rtl.tl.tx_data.DataSequencer`), and the flit emitter follows the flit rule,
-    choosing from ``owed``, the head record and the number of ready half-flits. Latency: a request or response accepted at clock ``t`` can
-    leave in the flit presented at ``t + 4`` when the link is idle. Throughput: one flit per
-    clock while data is queued, except that a run of control half-flits without data goes at
-    one per two clocks.
+    (:class:`~rtl.tl.tx_compose.TxCompose`, two clocks each, up to two ahead). The data
+    half-flits each calls for are made ready, one beat per clock, from the moment it waits at
+    the head of the record queue (:class:`~rtl.tl.tx_data.DataSequencer`); the flit emitter
+    follows the flit rule from ``owed``, the head record and how many data half-flits are
+    ready. Latency: a request or response accepted at clock ``t`` can leave in the flit
+    presented at ``t + 4`` when the link is idle. Throughput: one flit per clock while data is
+    queued, except that a run of control half-flits without data goes at one per two clocks.
     """
 
     config_class = TlConfig

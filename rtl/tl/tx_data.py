@@ -23,6 +23,9 @@ _message = data.StructLayout({"type": MsgType,
                               "rest": HALF_BITS - Shape.cast(MsgType).width})
 #: A byte-enable half-flit: one beat's byte enables per 64-byte slot of the 256-byte block.
 _byte_enables = data.ArrayLayout(BEAT_BYTES, HALF_BITS // BEAT_BYTES)
+#: The next beat of a schedule: from which queue, and whether the byte-enable half-flit of its
+#: request follows it (none of them: the schedule is done).
+_kind = data.StructLayout({"req": 1, "rsp": 1, "be": 1})
 
 
 class _State:
@@ -37,11 +40,21 @@ class _State:
         self.acc = Signal(_byte_enables, name=f"{name}_acc")
 
     def signals(self):
-        return [self.sched, *self.beats, *self.be, self.rsp_beats, self.acc]
+        """Everything but ``acc``."""
+        return [self.sched, *self.beats, *self.be, self.rsp_beats]
 
-    def remaining(self):
-        """Beats still to send."""
-        return sum(self.beats) + self.rsp_beats
+    def kind(self, m, name):
+        """What the next beat is, as a :data:`_kind` signal: from the request-data queue, from
+        the response-data queue, and whether a byte-enable half-flit follows it."""
+        kind = Signal(_kind, name=f"{name}_kind")
+        req = [b != 0 for b in self.beats]
+        m.d.comb += [
+            kind.req.eq(Cat(req).any()),
+            kind.rsp.eq(~Cat(req).any() & (self.rsp_beats != 0)),
+            kind.be.eq(Mux(req[0], self.be[0] & (self.beats[0] == 1),
+                           req[1] & self.be[1] & (self.beats[1] == 1))),
+        ]
+        return kind
 
 
 def _poison(half, error):
@@ -96,7 +109,7 @@ class DataSequencer(wiring.Component):
         m.d.comb += [self.halves.eq(queue.halves), self.avail.eq(queue.avail),
                      queue.take.eq(self.take)]
         reg = _State("reg")
-        idle = Signal(init=1)                           # nothing left of the schedule
+        reg_kind = Signal(_kind)                        # reg.kind(), registered
         fresh = _State("fresh")                         # the offered schedule, nothing sent yet
         sched = self.schedule.payload
         m.d.comb += [
@@ -105,13 +118,17 @@ class DataSequencer(wiring.Component):
             *(fresh.be[i].eq(sched.req[i].be) for i in range(REQS_PER_CONTROL)),
             fresh.rsp_beats.eq(sched.rsp_beats),
         ]
-        start = Signal()                                # nothing left: begin the offered one
-        m.d.comb += start.eq(idle & self.schedule.valid)
+        idle = Signal()                                 # nothing left of the schedule
+        start = Signal()                                # ... so begin the offered one
+        m.d.comb += [idle.eq(~reg_kind.req & ~reg_kind.rsp),
+                     start.eq(idle & self.schedule.valid)]
         cur = _State("cur")
+        cur_kind = Signal(_kind)
         m.d.comb += [a.eq(Mux(start, b, c))
                      for a, b, c in zip(cur.signals(), fresh.signals(), reg.signals())]
-        m.d.comb += cur.acc.eq(reg.acc)                 # all zero between schedules
-        after, push, pop_req, pop_rsp = self._step(m, cur, queue)
+        m.d.comb += [cur.acc.eq(reg.acc),
+                     cur_kind.eq(Mux(start, fresh.kind(m, "fresh"), reg_kind))]
+        after, push, pop_req, pop_rsp = self._step(m, cur, cur_kind, queue)
         m.d.comb += [
             self.schedule.ready.eq(idle),
             queue.push.eq(push),
@@ -121,23 +138,21 @@ class DataSequencer(wiring.Component):
         m.d.comb += [a.eq(Mux(push != 0, b, c))
                      for a, b, c in zip(nxt.signals(), after.signals(), cur.signals())]
         m.d.sync += [a.eq(b) for a, b in zip(reg.signals(), nxt.signals())]
-        m.d.sync += idle.eq(nxt.remaining() == 0)
+        m.d.sync += reg_kind.eq(nxt.kind(m, "next"))
+        # The byte enables follow the request-data queue's head whether or not its beat goes
+        # now (gathering a beat twice changes nothing), so they wait only on registers.
+        with m.If(cur_kind.req & self.req_data.valid):
+            m.d.sync += reg.acc.eq(after.acc)
         return m
 
-    def _step(self, m, cur, queue):
-        """One beat from state ``cur`` into the half-flit queue. Returns the state after it,
-        the half-flits written (0 when the beat is not there or the queue has no space) and
-        which data queue (request, response) it pops."""
+    def _step(self, m, cur, kind, queue):
+        """One beat from state ``cur`` (whose next beat is ``kind``) into the half-flit queue.
+        Returns the state after it, the half-flits written (0 when the beat is not there or the
+        queue has no space) and which data queue (request, response) it pops."""
         after = _State("after")
         m.d.comb += [a.eq(b) for a, b in zip(after.signals(), cur.signals())]
         req, rsp = self.req_data, self.rsp_data
-        from_req = Signal()
-        from_rsp = Signal()
-        be_now = Signal()                               # the byte-enable half-flit follows
-        m.d.comb += [
-            from_req.eq(Cat(b != 0 for b in cur.beats).any()),
-            from_rsp.eq(~from_req & (cur.rsp_beats != 0)),
-        ]
+        from_req, from_rsp, be_now = kind.req, kind.rsp, kind.be
         beat = data.View(_beat_halves, Mux(from_req, req.payload.data, rsp.payload.data))
         error = Mux(from_req, req.payload.error, rsp.payload.error)
         be_half = Signal(_byte_enables)
@@ -151,13 +166,14 @@ class DataSequencer(wiring.Component):
             with (m.If(cond) if i == 0 else m.Elif(cond)):
                 pos = Signal(2, name=f"r{i}_pos")        # the beat's 64-byte slot
                 entry = cur.sched.req[i]
+                first = cur.beats[i] == entry.beats     # the request's first beat
                 m.d.comb += [
                     pos.eq(entry.be_pos + entry.beats - cur.beats[i]),
-                    be_now.eq(cur.be[i] & (cur.beats[i] == 1)),
-                    *(be_half[s].eq(cur.acc[s] | Mux(pos == s, req.payload.byte_en, 0))
+                    *(be_half[s].eq(Mux(first, 0, cur.acc[s])
+                                    | Mux(pos == s, req.payload.byte_en, 0))
                       for s in range(_byte_enables.length)),
                     after.beats[i].eq(cur.beats[i] - 1),
-                    after.acc.eq(Mux(cur.be[i] & ~be_now, be_half, 0)),
+                    after.acc.eq(be_half),
                     after.be[i].eq(cur.be[i] & ~be_now),
                 ]
         with m.Elif(from_rsp):
@@ -165,7 +181,7 @@ class DataSequencer(wiring.Component):
         ok = Signal()
         push = Signal(range(PUSH_MAX + 1))
         m.d.comb += [
-            ok.eq(Mux(from_req, req.valid, from_rsp & rsp.valid) & queue.space),
+            ok.eq(((from_req & req.valid) | (from_rsp & rsp.valid)) & queue.space),
             push.eq(Mux(ok, 2 + be_now, 0)),
         ]
         return after, push, ok & from_req, ok & from_rsp
