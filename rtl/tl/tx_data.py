@@ -30,7 +30,8 @@ _kind = data.StructLayout({"req": 1, "rsp": 1, "be": 1})
 
 class _State:
     """What is left of a schedule: beats per request and of the responses, byte-enable halves
-    still due, and the byte enables gathered so far."""
+    still due, and the byte enables of the current request's beats so far (``acc``; left over
+    from an earlier request until the current one's first beat)."""
 
     def __init__(self, name):
         self.sched = Signal(schedule_layout, name=f"{name}_sched")

@@ -16,9 +16,10 @@ half_layout = data.StructLayout({"data": HALF_BITS, "msg": 1})
 PUSH_MAX = 3
 
 #: Half-flits held. Writing is allowed while at most ``HALF_QUEUE_DEPTH - PUSH_MAX`` are held,
-#: so that the writer never looks at what the reader takes in the same clock; eight keep two
-#: halves ready for every clock of a stream of beats (a power of two keeps the pointers plain).
-HALF_QUEUE_DEPTH = 8
+#: so that the writer never looks at what the reader takes in the same clock. Four keep two
+#: halves ready in every clock of a stream of beats, as the reader also sees the half-flits
+#: being written (a power of two keeps the pointers plain).
+HALF_QUEUE_DEPTH = 4
 
 
 class HalfQueue(wiring.Component):
@@ -71,10 +72,20 @@ class HalfQueue(wiring.Component):
         staged = Signal(data.ArrayLayout(half_layout, PUSH_MAX))
         staged_n = Signal(range(PUSH_MAX + 1))
         m.d.sync += [staged.eq(self.push_data), staged_n.eq(self.push)]
+        # Which entries the staged half-flits go to, and which of them each takes, worked out
+        # a clock ahead: each entry's write enable is a register of its own.
+        write = Signal(depth)
+        pick = [Signal(range(PUSH_MAX), name=f"pick{k}") for k in range(depth)]
+        base = Signal(range(depth))                    # where this clock's push will go
+        m.d.comb += base.eq(wr + staged_n)
         for k in range(depth):
-            for j in range(PUSH_MAX):
-                with m.If((staged_n > j) & (((wr + j) % depth) == k)):
-                    m.d.sync += mem[k].eq(staged[j])
+            offset = Signal(range(depth), name=f"offset{k}")
+            m.d.comb += offset.eq(k - base)
+            m.d.sync += [write[k].eq(offset < self.push), pick[k].eq(offset)]
+            with m.If(write[k]), m.Switch(pick[k]):
+                for j in range(PUSH_MAX):
+                    with m.Case(j):
+                        m.d.sync += mem[k].eq(staged[j])
         for i in range(2):
             self._view(m, i, mem, rd, lead, staged, staged_n)
         m.d.comb += [
