@@ -1,7 +1,7 @@
-"""A two-entry stream register that cuts every combinational path through a valid/ready
+"""A two-entry stream buffer that cuts every combinational path through a valid/ready
 handshake."""
 
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -9,7 +9,8 @@ __all__ = ["SkidBuffer"]
 
 
 class SkidBuffer(wiring.Component):
-    """Stream in, stream out, with ``o.valid``, ``o.payload`` and ``i.ready`` all registered.
+    """Stream in, stream out, with ``o.valid`` and ``i.ready`` registered and ``o.payload`` one
+    of two registers.
 
     Parameters
     ----------
@@ -21,9 +22,14 @@ class SkidBuffer(wiring.Component):
     i : In(stream.Signature(shape))
     o : Out(stream.Signature(shape))
 
-    Latency: one clock. Throughput: one transfer per clock; a transfer that arrives while
-    ``o`` is stalled waits in a second register, and ``i.ready`` falls until it has moved on.
-    Nothing is dropped or reordered.
+    Two entries used in turn: a transfer in is written into the entry the write pointer names,
+    ``o`` shows the entry the read pointer names, and a transfer out only moves the read
+    pointer. So neither ``i.valid`` nor ``o.ready`` reaches the other side in the same clock,
+    and ``o.ready`` drives no wide register enable (the payload registers are written only
+    from the ``i`` side).
+
+    Latency: one clock. Throughput: one transfer per clock; ``i.ready`` falls while both
+    entries are taken. Nothing is dropped or reordered.
     """
 
     def __init__(self, shape):
@@ -35,14 +41,25 @@ class SkidBuffer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        skid = Signal(self._shape)
-        skid_valid = Signal()
-        m.d.comb += self.i.ready.eq(~skid_valid)
-        with m.If(~self.o.valid | self.o.ready):
-            with m.If(skid_valid):
-                m.d.sync += [self.o.valid.eq(1), self.o.payload.eq(skid), skid_valid.eq(0)]
-            with m.Else():
-                m.d.sync += [self.o.valid.eq(self.i.valid), self.o.payload.eq(self.i.payload)]
-        with m.Elif(self.i.valid & self.i.ready):
-            m.d.sync += [skid.eq(self.i.payload), skid_valid.eq(1)]
+        entries = [Signal(self._shape, name=f"entry{k}") for k in range(2)]
+        wr = Signal()
+        rd = Signal()
+        full = Signal()                  # both entries taken
+        m.d.comb += [
+            self.i.ready.eq(~full),
+            self.o.payload.eq(Mux(rd, entries[1], entries[0])),
+        ]
+        push = self.i.valid & ~full
+        pop = self.o.valid & self.o.ready
+        with m.If(push):
+            m.d.sync += wr.eq(~wr)
+            for k in range(2):
+                with m.If(wr == k):
+                    m.d.sync += entries[k].eq(self.i.payload)
+        with m.If(pop):
+            m.d.sync += rd.eq(~rd)
+        with m.If(push & ~pop):
+            m.d.sync += [self.o.valid.eq(1), full.eq(self.o.valid)]
+        with m.Elif(pop & ~push):
+            m.d.sync += [full.eq(0), self.o.valid.eq(full)]
         return m

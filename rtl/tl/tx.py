@@ -65,12 +65,15 @@ class TlTx(ConfiguredComponent):
         response was closed early and its missing beats are sent poisoned (README §5).
 
     Control half-flits are composed ahead of the flits that carry them
-    (:class:`~rtl.tl.tx_compose.TxCompose`, two clocks each, up to two ahead) and the flit
-    emitter follows the flit rule. Latency: a request or response accepted at clock ``t`` can
-    leave in the flit presented at ``t + 3`` when the link is idle, or ``t + 4`` when its
-    control calls for data (the data queue's block RAM takes the extra clock). Throughput: one
-    flit per clock while data is queued, except that a run of control half-flits without data
-    goes at one per two clocks.
+    (:class:`~rtl.tl.tx_compose.TxCompose`, two clocks each, up to two ahead). The data
+    half-flits each calls for are made ready, one beat per clock, from the moment it waits at
+    the head of the record queue (:class:`~rtl.tl.tx_data.DataSequencer`); the flit emitter
+    follows the flit rule from ``owed``, the head record and how many data half-flits are
+    ready. Latency: a request or response accepted at clock ``t`` can leave in the flit
+    presented at ``t + 3`` when the link is idle, or ``t + 4`` when its control calls for data
+    (the data queue's block RAM takes the extra clock). Throughput: one flit per clock while
+    data is queued, except that a run of control half-flits without data goes at one per two
+    clocks.
     """
 
     config_class = TlConfig
@@ -126,14 +129,27 @@ class TlTx(ConfiguredComponent):
             req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
             comp.grant.eq(self.grant), comp.give.eq(self.give), comp.give_init.eq(self.give_init),
             self.credits.eq(comp.credits), self.pending.eq(comp.pending),
-            seq.schedule.eq(comp.record.payload.schedule),
         ]
+        self._offer_schedules(m, comp.record, seq.schedule)
         self._emit(m, comp.record, comp.want, seq)
         return m
 
+    def _offer_schedules(self, m, record, schedule):
+        """Offers each record's schedule to the data sequencer once, while the record waits at
+        the head of the record queue (the sequencer may start on it before the emitter sends
+        its control half-flit)."""
+        offered = Signal()               # the head record's schedule was taken
+        m.d.comb += [schedule.payload.eq(record.payload.schedule),
+                     schedule.valid.eq(record.valid & ~offered)]
+        with m.If(record.valid & record.ready):
+            m.d.sync += offered.eq(0)
+        with m.Elif(schedule.valid & schedule.ready):
+            m.d.sync += offered.eq(1)
+
     def _emit(self, m, record, want, seq):
         """The flit rule of README §3: each flit from the owed data half-flits and the next
-        record."""
+        record. The data half-flits come ready-made from ``seq``; the choice depends on
+        registers (``owed``, the record queue) and on how many half-flits ``seq`` has."""
         owed = Signal(7)
         rec, has = record.payload, record.valid
         halves = rec.halves
@@ -177,7 +193,6 @@ class TlTx(ConfiguredComponent):
             m.d.comb += seq.take.eq(Mux(go & ((owed == 1) | (halves != 0)), 1, 0))
         with m.If(placed):
             m.d.comb += record.ready.eq(1)
-        m.d.comb += [seq.fresh.eq(control & has), seq.load.eq(placed)]
         with m.If(load):
             m.d.sync += [self.flit.valid.eq(emit), self.flit.payload.eq(nxt)]
         with m.If(go):

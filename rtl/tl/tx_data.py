@@ -1,10 +1,12 @@
-"""Data half-flit sequencer of the TL packer."""
+"""Data half-flit producer of the TL packer: each control half-flit's schedule expanded into
+ready-made data half-flits, ahead of the flit emitter."""
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Shape, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import BEAT_BYTES, HALF_BITS, REQS_PER_CONTROL, MsgType
+from .tx_halves import PUSH_MAX, HalfQueue, half_layout
 from .tx_place import schedule_layout
 
 __all__ = ["DataSequencer", "half_layout", "req_beat_layout", "rsp_beat_layout"]
@@ -13,144 +15,174 @@ __all__ = ["DataSequencer", "half_layout", "req_beat_layout", "rsp_beat_layout"]
 req_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "byte_en": BEAT_BYTES, "error": 1})
 #: A read response data beat as queued.
 rsp_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "error": 1})
-#: One data half-flit leaving the sequencer; ``msg`` set for a Poisoned Data message.
-half_layout = data.StructLayout({"data": HALF_BITS, "msg": 1})
+
+#: A beat's data as its two data half-flits (lanes 0..31, then 32..63) [§5.1.1].
+_beat_halves = data.ArrayLayout(HALF_BITS, 2)
+#: A message half-flit: its type in byte 0 [§5.1.2], then the rest.
+_message = data.StructLayout({"type": MsgType,
+                              "rest": HALF_BITS - Shape.cast(MsgType).width})
+#: A byte-enable half-flit: one beat's byte enables per 64-byte slot of the 256-byte block.
+_byte_enables = data.ArrayLayout(BEAT_BYTES, HALF_BITS // BEAT_BYTES)
+#: The next beat of a schedule: from which queue, and whether the byte-enable half-flit of its
+#: request follows it (none of them: the schedule is done).
+_kind = data.StructLayout({"req": 1, "rsp": 1, "be": 1})
 
 
 class _State:
-    """The sequencer's registers, or the values they would take after some half-flits."""
+    """What is left of a schedule: beats per request and of the responses, byte-enable halves
+    still due, and the byte enables of the current request's beats so far (``acc``; left over
+    from an earlier request until the current one's first beat)."""
 
-    def __init__(self, name, sched):
-        self.carry = Signal(half_layout, name=f"{name}_carry")
-        self.carry_valid = Signal(name=f"{name}_carry_valid")
+    def __init__(self, name):
+        self.sched = Signal(schedule_layout, name=f"{name}_sched")
         self.beats = [Signal(3, name=f"{name}_r{i}_beats") for i in range(REQS_PER_CONTROL)]
         self.be = [Signal(name=f"{name}_r{i}_be") for i in range(REQS_PER_CONTROL)]
         self.rsp_beats = Signal(6, name=f"{name}_rsp_beats")
-        self.acc = Signal(4 * 64, name=f"{name}_acc")
-        self.sched = sched
+        self.acc = Signal(_byte_enables, name=f"{name}_acc")
 
     def signals(self):
-        return [self.carry, self.carry_valid, *self.beats, *self.be, self.rsp_beats, self.acc]
+        """Everything but ``acc``."""
+        return [self.sched, *self.beats, *self.be, self.rsp_beats]
 
-    def idle(self):
-        return ~(self.carry_valid | self.beats[0].any() | self.be[0] | self.beats[1].any()
-                 | self.be[1] | self.rsp_beats.any())
+    def kind(self, m, name):
+        """What the next beat is, as a :data:`_kind` signal: from the request-data queue, from
+        the response-data queue, and whether a byte-enable half-flit follows it."""
+        kind = Signal(_kind, name=f"{name}_kind")
+        req = [b != 0 for b in self.beats]
+        m.d.comb += [
+            kind.req.eq(Cat(req).any()),
+            kind.rsp.eq(~Cat(req).any() & (self.rsp_beats != 0)),
+            kind.be.eq(Mux(req[0], self.be[0] & (self.beats[0] == 1),
+                           req[1] & self.be[1] & (self.beats[1] == 1))),
+        ]
+        return kind
 
 
-def _poison(beat_half, error):
+def _poison(half, error):
     """A data half, or the Poisoned Data message replacing it (bytes 1..31 kept) [§5.3]."""
-    return Mux(error, Cat(Const(MsgType.POISONED_DATA.value, 8), beat_half[8:]), beat_half)
+    msg = data.View(_message, half)
+    return Mux(error, Cat(MsgType.POISONED_DATA, msg.rest), half)
 
 
 class DataSequencer(wiring.Component):
-    """Emits the data half-flits that control half-flits call for, two per clock at most.
+    """Turns the schedules of control half-flits into data half-flits, one beat per clock,
+    ahead of the flit emitter.
 
     Members
     -------
+    schedule : In(stream.Signature(schedule_layout))
+        The data each control half-flit calls for, in control order. ``ready`` (registered)
+        is set once every beat of the schedule before it is written.
     req_data, rsp_data : In(stream)
         Heads of the request-data and response-data queues, one 64-byte beat each.
     halves : Out(ArrayLayout(half_layout, 2))
         The next two data half-flits in sequence order (valid as ``avail`` says).
     avail : Out(range(3))
-        Half-flits available now: a half that needs a beat not yet queued is not available.
+        Half-flits available now. From registers, and the beat written this clock.
     take : In(range(3))
         Half-flits consumed this clock (at most ``avail``).
-    schedule : In(schedule_layout), fresh : In(1)
-        The data a candidate control half-flit calls for. With ``fresh`` set and nothing owed,
-        ``halves`` and ``avail`` already describe ``schedule``.
-    load : In(1)
-        The candidate control half-flit is placed this clock: ``schedule`` follows the old one
-        after ``take`` half-flits (or starts now, see ``fresh``).
-    idle : Out(1)
-        Nothing owed.
 
-    Byte enables of a request's beats are gathered as its beats pass and sent in one half-flit
-    after them (README §1); a beat with ``error`` set is sent as two Poisoned Data messages.
+    A beat leaves its queue when its two half-flits, and after a request's last beat the
+    request's byte-enable half-flit (README §1), are written into a :class:`HalfQueue`; a beat
+    with ``error`` set becomes two Poisoned Data messages. The decision to write depends only
+    on registers (this block's state, the queue heads' ``valid``, the half-flit queue's fill
+    level, the head schedule), never on ``take``.
+
+    Latency: the first half-flit of a schedule is in ``halves`` in the clock its schedule is
+    accepted when its beat is at the head of its queue. Throughput: one beat (two or three
+    half-flits) per clock, so two half-flits per clock while beats are queued. Overflow: none;
+    the beat waits while the half-flit queue is full.
     """
 
     def __init__(self):
         super().__init__({
+            "schedule": In(stream.Signature(schedule_layout)),
             "req_data": In(stream.Signature(req_beat_layout)),
             "rsp_data": In(stream.Signature(rsp_beat_layout)),
             "halves": Out(data.ArrayLayout(half_layout, 2)),
             "avail": Out(range(3)),
             "take": In(range(3)),
-            "load": In(1),
-            "fresh": In(1),
-            "schedule": In(schedule_layout),
-            "idle": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
-        sched = Signal(schedule_layout)
-        reg = _State("reg", sched)
-        m.d.comb += self.idle.eq(reg.idle())
-        fresh = _State("fresh", self.schedule)          # a new schedule, nothing sent yet
+        m.submodules.queue = queue = HalfQueue()
+        m.d.comb += [self.halves.eq(queue.halves), self.avail.eq(queue.avail),
+                     queue.take.eq(self.take)]
+        reg = _State("reg")
+        reg_kind = Signal(_kind)                        # reg.kind(), registered
+        fresh = _State("fresh")                         # the offered schedule, nothing sent yet
+        sched = self.schedule.payload
         m.d.comb += [
-            *(fresh.beats[i].eq(self.schedule.req[i].beats) for i in range(REQS_PER_CONTROL)),
-            *(fresh.be[i].eq(self.schedule.req[i].be) for i in range(REQS_PER_CONTROL)),
-            fresh.rsp_beats.eq(self.schedule.rsp_beats),
+            fresh.sched.eq(sched),
+            *(fresh.beats[i].eq(sched.req[i].beats) for i in range(REQS_PER_CONTROL)),
+            *(fresh.be[i].eq(sched.req[i].be) for i in range(REQS_PER_CONTROL)),
+            fresh.rsp_beats.eq(sched.rsp_beats),
         ]
-        start_fresh = Signal()
-        m.d.comb += start_fresh.eq(self.fresh & reg.idle())
-        cur = _State("cur", Signal(schedule_layout, name="cur_sched"))
-        m.d.comb += [a.eq(Mux(start_fresh, b, c))
-                     for a, b, c in zip(cur.signals() + [cur.sched],
-                                        fresh.signals() + [fresh.sched],
-                                        reg.signals() + [reg.sched])]
-        one, out1, ok1, pop1 = self._step(m, "one", cur)
-        two, out2, ok2, pop2 = self._step(m, "two", one)
+        idle = Signal()                                 # nothing left of the schedule
+        start = Signal()                                # ... so begin the offered one
+        m.d.comb += [idle.eq(~reg_kind.req & ~reg_kind.rsp),
+                     start.eq(idle & self.schedule.valid)]
+        cur = _State("cur")
+        cur_kind = Signal(_kind)
+        m.d.comb += [a.eq(Mux(start, b, c))
+                     for a, b, c in zip(cur.signals(), fresh.signals(), reg.signals())]
+        m.d.comb += [cur.acc.eq(reg.acc),
+                     cur_kind.eq(Mux(start, fresh.kind(m, "fresh"), reg_kind))]
+        after, push, pop_req, pop_rsp = self._step(m, cur, cur_kind, queue)
         m.d.comb += [
-            self.halves[0].eq(out1), self.halves[1].eq(out2),
-            self.avail.eq(Mux(ok1, Mux(ok2, 2, 1), 0)),
+            self.schedule.ready.eq(idle),
+            queue.push.eq(push),
+            self.req_data.ready.eq(pop_req), self.rsp_data.ready.eq(pop_rsp),
         ]
-        after = [cur, one, two]
-        with m.Switch(self.take):
-            for k in range(3):
-                with m.Case(k):
-                    req_pop = Cat(pop1[0], pop2[0])[:k].any() if k else 0
-                    rsp_pop = Cat(pop1[1], pop2[1])[:k].any() if k else 0
-                    m.d.comb += [self.req_data.ready.eq(req_pop), self.rsp_data.ready.eq(rsp_pop)]
-                    with m.If(self.load & ~start_fresh):
-                        m.d.sync += [a.eq(b) for a, b in zip(reg.signals(), fresh.signals())]
-                        m.d.sync += sched.eq(self.schedule)
-                    with m.Elif(self.load | (self.take != 0)):
-                        m.d.sync += [a.eq(b) for a, b in zip(reg.signals(), after[k].signals())]
-                        m.d.sync += sched.eq(cur.sched)
+        nxt = _State("next")
+        m.d.comb += [a.eq(Mux(push != 0, b, c))
+                     for a, b, c in zip(nxt.signals(), after.signals(), cur.signals())]
+        m.d.sync += [a.eq(b) for a, b in zip(reg.signals(), nxt.signals())]
+        m.d.sync += reg_kind.eq(nxt.kind(m, "next"))
+        # The byte enables follow the request-data queue's head whether or not its beat goes
+        # now (gathering a beat twice changes nothing), so they wait only on registers.
+        with m.If(cur_kind.req & self.req_data.valid):
+            m.d.sync += reg.acc.eq(after.acc)
         return m
 
-    def _step(self, m, name, s):
-        """One data half-flit from state ``s``: returns the state after it, the half-flit,
-        whether it can be sent now and which queue (request, response) it pops."""
-        n = _State(name, s.sched)
-        out = Signal(half_layout, name=f"{name}_out")
-        ok, pop_req, pop_rsp = Signal(name=f"{name}_ok"), Signal(name=f"{name}_pop_req"), \
-            Signal(name=f"{name}_pop_rsp")
-        m.d.comb += [a.eq(b) for a, b in zip(n.signals(), s.signals())]
-        req, rsp = self.req_data.payload, self.rsp_data.payload
-        with m.If(s.carry_valid):
-            m.d.comb += [out.eq(s.carry), ok.eq(1), n.carry_valid.eq(0)]
+    def _step(self, m, cur, kind, queue):
+        """One beat from state ``cur`` (whose next beat is ``kind``) into the half-flit queue.
+        Returns the state after it, the half-flits written (0 when the beat is not there or the
+        queue has no space) and which data queue (request, response) it pops."""
+        after = _State("after")
+        m.d.comb += [a.eq(b) for a, b in zip(after.signals(), cur.signals())]
+        req, rsp = self.req_data, self.rsp_data
+        from_req, from_rsp, be_now = kind.req, kind.rsp, kind.be
+        beat = data.View(_beat_halves, Mux(from_req, req.payload.data, rsp.payload.data))
+        error = Mux(from_req, req.payload.error, rsp.payload.error)
+        be_half = Signal(_byte_enables)
+        m.d.comb += [
+            *(queue.push_data[k].data.eq(_poison(beat[k], error)) for k in range(2)),
+            *(queue.push_data[k].msg.eq(error) for k in range(2)),
+            queue.push_data[PUSH_MAX - 1].data.eq(be_half),
+        ]
         for i in range(REQS_PER_CONTROL):
-            with m.Elif(s.beats[i].any()):
-                pos = Signal(2, name=f"{name}_r{i}_pos")
+            cond = cur.beats[i] != 0
+            with (m.If(cond) if i == 0 else m.Elif(cond)):
+                pos = Signal(2, name=f"r{i}_pos")        # the beat's 64-byte slot
+                entry = cur.sched.req[i]
+                first = cur.beats[i] == entry.beats     # the request's first beat
                 m.d.comb += [
-                    pos.eq(s.sched.req[i].be_pos + s.sched.req[i].beats - s.beats[i]),
-                    ok.eq(self.req_data.valid), pop_req.eq(1),
-                    out.data.eq(_poison(req.data[:HALF_BITS], req.error)), out.msg.eq(req.error),
-                    n.carry.data.eq(_poison(req.data[HALF_BITS:], req.error)),
-                    n.carry.msg.eq(req.error), n.carry_valid.eq(1),
-                    n.beats[i].eq(s.beats[i] - 1),
-                    n.acc.eq(Mux(s.be[i], s.acc | (req.byte_en << (pos * BEAT_BYTES)), 0)),
+                    pos.eq(entry.be_pos + entry.beats - cur.beats[i]),
+                    *(be_half[s].eq(Mux(first, 0, cur.acc[s])
+                                    | Mux(pos == s, req.payload.byte_en, 0))
+                      for s in range(_byte_enables.length)),
+                    after.beats[i].eq(cur.beats[i] - 1),
+                    after.acc.eq(be_half),
+                    after.be[i].eq(cur.be[i] & ~be_now),
                 ]
-            with m.Elif(s.be[i]):
-                m.d.comb += [out.data.eq(s.acc), ok.eq(1), n.be[i].eq(0), n.acc.eq(0)]
-        with m.Elif(s.rsp_beats.any()):
-            m.d.comb += [
-                ok.eq(self.rsp_data.valid), pop_rsp.eq(1),
-                out.data.eq(_poison(rsp.data[:HALF_BITS], rsp.error)), out.msg.eq(rsp.error),
-                n.carry.data.eq(_poison(rsp.data[HALF_BITS:], rsp.error)),
-                n.carry.msg.eq(rsp.error), n.carry_valid.eq(1),
-                n.rsp_beats.eq(s.rsp_beats - 1),
-            ]
-        return n, out, ok, (pop_req, pop_rsp)
+        with m.Elif(from_rsp):
+            m.d.comb += after.rsp_beats.eq(cur.rsp_beats - 1)
+        ok = Signal()
+        push = Signal(range(PUSH_MAX + 1))
+        m.d.comb += [
+            ok.eq(((from_req & req.valid) | (from_rsp & rsp.valid)) & queue.space),
+            push.eq(Mux(ok, 2 + be_now, 0)),
+        ]
+        return after, push, ok & from_req, ok & from_rsp

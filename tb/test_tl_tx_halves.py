@@ -1,0 +1,86 @@
+"""The packer's half-flit queue (``rtl/tl/tx_halves.py``) against a list: random pushes of up
+to three half-flits while ``space``, random takes of up to ``avail``; ``halves`` and ``avail``
+are checked every clock, written-through halves included."""
+
+import dataclasses
+import random
+
+import cocotb
+import pytest
+from amaranth.lib import data
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+
+from rtl.config import BlockConfig
+from rtl.tl.layout import HALF_BITS
+from rtl.tl.tx_halves import HALF_QUEUE_DEPTH, PUSH_MAX, HalfQueue, half_layout
+from sim import harness
+from sim.streams import reset
+
+_PUSH = data.ArrayLayout(half_layout, PUSH_MAX)
+_HEAD = data.ArrayLayout(half_layout, 2)
+
+
+def _half(rng):
+    return {"data": rng.getrandbits(HALF_BITS), "msg": rng.getrandbits(1)}
+
+
+async def _run(dut, rng, held, clocks, p_push, p_take, fill=True):
+    """``clocks`` clocks of random traffic on the queue whose content is ``held``; returns
+    the half-flits taken and the clocks in which two were available."""
+    taken, full_clocks = [], 0
+    for _ in range(clocks):
+        await FallingEdge(dut.clk)
+        space = len(held) <= HALF_QUEUE_DEPTH - PUSH_MAX
+        assert int(dut.space.value) == space, (len(held), int(dut.space.value))
+        push = [_half(rng) for _ in range(rng.randint(0, PUSH_MAX))] \
+            if fill and space and rng.random() < p_push else []
+        visible = held + push
+        avail = min(2, len(visible))
+        if p_take >= 1:
+            take = avail
+        else:
+            take = rng.randint(0, avail) if rng.random() < p_take else 0
+        dut.push.value = len(push)
+        dut.push_data.value = _PUSH.const(push + [{}] * (PUSH_MAX - len(push))).as_bits()
+        dut.take.value = take
+        await ReadOnly()
+        assert int(dut.avail.value) == avail, (int(dut.avail.value), avail)
+        head = _HEAD.from_bits(dut.halves.value.to_unsigned())
+        for k in range(avail):
+            assert (int(head[k].data), int(head[k].msg)) == \
+                (visible[k]["data"], visible[k]["msg"]), f"half {k} of {len(visible)}"
+        full_clocks += avail == 2
+        taken += visible[:take]
+        held[:] = visible[take:]
+    await RisingEdge(dut.clk)
+    dut.push.value = 0
+    dut.take.value = 0
+    return taken, full_clocks
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def halves_in_order(dut):
+    """Random pushes and takes, then a drain: every half-flit out once, in order."""
+    Clock(dut.clk, 10, unit="ns").start()
+    rng = random.Random(cocotb.RANDOM_SEED)
+    dut.push.value = 0
+    dut.take.value = 0
+    await reset(dut)
+    held, taken = [], []
+    for p_push, p_take in ((0.9, 0.3), (0.3, 0.9), (0.7, 0.7), (1.0, 1.0)):
+        taken += (await _run(dut, rng, held, 2000, p_push, p_take))[0]
+    taken += (await _run(dut, rng, held, HALF_QUEUE_DEPTH, 0, 1, fill=False))[0]
+    dut._log.info("%d half-flits through", len(taken))
+    await FallingEdge(dut.clk)
+    assert held == [] and int(dut.avail.value) == 0 and int(dut.space.value) == 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _Config(BlockConfig):
+    """HalfQueue: one build."""
+
+
+@pytest.mark.parametrize("config", [_Config()], ids=lambda c: c.slug() or "default")
+def test_tl_tx_halves(config):
+    harness.run(HalfQueue(), config, toplevel="tl_tx_halves", test_module="tb.test_tl_tx_halves")
