@@ -70,10 +70,8 @@ class TlTx(ConfiguredComponent):
     the head of the record queue (:class:`~rtl.tl.tx_data.DataSequencer`); the flit emitter
     follows the flit rule from ``owed``, the head record and how many data half-flits are
     ready. Latency: a request or response accepted at clock ``t`` can leave in the flit
-    presented at ``t + 3`` when the link is idle, or ``t + 4`` when its control calls for data
-    (the data queue's block RAM takes the extra clock). Throughput: one flit per clock while
-    data is queued, except that a run of control half-flits without data goes at one per two
-    clocks.
+    presented at ``t + 4`` when the link is idle. Throughput: one flit per clock while data is
+    queued, except that a run of control half-flits without data goes at one per two clocks.
     """
 
     config_class = TlConfig

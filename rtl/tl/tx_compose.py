@@ -70,8 +70,6 @@ class TxCompose(wiring.Component):
         that it sees what has arrived by that time.
     record : Out(stream.Signature(record_layout))
         The next control half-flits (or message), up to :data:`RECORDS_AHEAD` composed ahead.
-        When none is waiting, the record composed this clock is offered at once (not
-        registered).
     credits, pending : Out(credit_array(CREDIT_BITS))
         Credits held and credits still to return, as of the records composed so far.
     """
@@ -122,18 +120,15 @@ class TxCompose(wiring.Component):
             rec.halves.eq(Mux(msg, 0, chosen_cand.halves)),
             rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
         ]
-        # The record queue, bypassed when empty: a record composed in clock B can go into the
-        # flit presented the clock after.
         m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
         m.d.comb += [
-            self.record.payload.eq(Mux(queue.r_rdy, queue.r_data, rec)),
-            self.record.valid.eq(queue.r_rdy | chosen),
-            queue.r_en.eq(self.record.ready & queue.r_rdy), queue.w_data.eq(rec),
+            self.record.payload.eq(queue.r_data), self.record.valid.eq(queue.r_rdy),
+            queue.r_en.eq(self.record.ready), queue.w_data.eq(rec),
         ]
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
-            m.d.comb += [queue.w_en.eq(queue.r_rdy | ~self.record.ready),
-                         self.req_pop.eq(place.n_req), self.rsp_pop.eq(place.n_rsp)]
+            m.d.comb += [queue.w_en.eq(1), self.req_pop.eq(place.n_req),
+                         self.rsp_pop.eq(place.n_rsp)]
             with m.If(msg):              # its own flit only; nothing owed after it
                 m.d.sync += [init.eq(1), swap.eq(0),
                              req_out.eq(Mux(req_out != 0, req_out - 1, 0)),
