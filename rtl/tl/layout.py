@@ -8,6 +8,7 @@ first, as Amaranth lays them out. Conventions that the spec leaves open are list
 import dataclasses
 import enum as py_enum
 
+from amaranth import Shape
 from amaranth.lib import data, enum, stream, wiring
 
 from ..config import BlockConfig, check_int
@@ -38,6 +39,7 @@ __all__ = [
     "Status",
     "TlConfig",
     "UpliError",
+    "byte_enable_half",
     "compressed_request",
     "control_half",
     "credit_array",
@@ -46,6 +48,8 @@ __all__ = [
     "flit_layout",
     "flit_stream",
     "flow_control",
+    "half_pair",
+    "message_half",
     "orig_data_layout",
     "orig_data_stream",
     "rd_rsp_layout",
@@ -196,10 +200,21 @@ flow_control = data.StructLayout({
 #: A control half-flit as its eight sectors.
 control_half = data.ArrayLayout(SECTOR_BITS, SECTORS_PER_HALF)
 
+#: Two half-flits: a flit's lower and upper half, or a 64-byte beat's bytes 0..31 and 32..63
+#: [§5.1.1].
+half_pair = data.ArrayLayout(HALF_BITS, 2)
+
+#: A half-flit read as a message: its type in byte 0, then the rest [§5.1.2].
+message_half = data.StructLayout({"type": MsgType, "rest": HALF_BITS - Shape.cast(MsgType).width})
+
+#: A byte-enable half-flit: one beat's 64 byte enables per 64-byte slot of the 256-byte block its
+#: request falls in (README §1).
+byte_enable_half = data.ArrayLayout(BEAT_BYTES, HALF_BITS // BEAT_BYTES)
+
 #: One TL flit toward or from the data link: ``data[0]`` is the lower half-flit, ``data[1]`` the
 #: upper; ``msg`` bit 0 is M0 (lower), bit 1 is M1 (upper) [§5.1.2].
 flit_layout = data.StructLayout({
-    "data": data.ArrayLayout(HALF_BITS, 2),
+    "data": half_pair,
     "msg": 2,
 })
 

@@ -33,8 +33,6 @@ class WindowQueue(wiring.Component):
         Valid entries in the window.
     pop : In(range(window + 1))
         Entries removed from the front this clock; must not exceed ``count``.
-    level : Out(range(depth + 1))
-        Entries held, window included.
 
     Latency: an entry accepted at clock ``t`` is visible from ``t + 1`` when the FIFO behind the
     window is empty. Throughput: one entry in and one entry into the window per clock; the window
@@ -52,7 +50,6 @@ class WindowQueue(wiring.Component):
             "entries_next": Out(data.ArrayLayout(layout, window)),
             "count": Out(range(window + 1)),
             "pop": In(range(window + 1)),
-            "level": Out(range(depth + 1)),
         })
 
     def elaborate(self, platform):
@@ -87,5 +84,4 @@ class WindowQueue(wiring.Component):
         with m.If(fill):
             m.d.comb += nxt[kept].eq(fill_value)
         m.d.sync += [self.entries.eq(nxt), self.count.eq(kept + fill)]
-        m.d.comb += self.level.eq(self.count + fifo.level)
         return m

@@ -1,7 +1,7 @@
 """Flit front end of the TL receiver: a three-stage pipeline from the flit to what it carries,
 checked."""
 
-from amaranth import Cat, Module, Mux, Shape, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -17,6 +17,7 @@ from .layout import (
     credit_update_layout,
     flit_layout,
     flit_stream,
+    message_half,
     request_layout,
     rx_error_counts,
 )
@@ -38,7 +39,6 @@ _msg_flags = data.StructLayout({
     "bad_nop": 1,       # not a message, not all zeros: an error where a MANDATORY NOP belongs
     "poisoned": 1,      # a Poisoned Data message
 })
-_TYPE_BITS = Shape.cast(MsgType).width
 
 
 class RxFront(wiring.Component):
@@ -169,10 +169,10 @@ class RxFront(wiring.Component):
     @staticmethod
     def _message(m, value, m_bit, flags):
         """Stage 1: the half-flit read as a message."""
-        t = value[:_TYPE_BITS]
-        poison = t == MsgType.POISONED_DATA.value
-        init = t == MsgType.CREDIT_INIT_DONE.value
-        unknown = ~poison & ~init & (t != MsgType.NOP.value)
+        t = data.View(message_half, value).type
+        poison = t == MsgType.POISONED_DATA
+        init = t == MsgType.CREDIT_INIT_DONE
+        unknown = ~poison & ~init & (t != MsgType.NOP)
         nz = value.any()
         m.d.sync += [
             flags.m.eq(m_bit), flags.poison.eq(poison), flags.init.eq(init),

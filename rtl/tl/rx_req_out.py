@@ -1,7 +1,7 @@
 """Request delivery of the TL receiver: whole requests with their data toward UPLI."""
 
 from amaranth import Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import (
@@ -10,6 +10,7 @@ from .layout import (
     MAX_BEATS,
     CreditSlot,
     ReqCmd,
+    byte_enable_half,
     orig_data_stream,
     request_layout,
     request_stream,
@@ -99,7 +100,7 @@ class RequestDeliver(wiring.Component):
         m.d.comb += [
             pos.eq(h.addr[_BEAT_LANE] + k),
             o.data.eq(self.beat.payload.data), o.error.eq(self.beat.payload.error),
-            o.byte_en.eq(Mux(with_be, self.be.payload.word_select(pos, BEAT_BYTES),
+            o.byte_en.eq(Mux(with_be, data.View(byte_enable_half, self.be.payload)[pos],
                              Const(-1, BEAT_BYTES))),
             o.offset.eq(k), o.last.eq(left == 1), o.vc.eq(h.vc), o.pool.eq(0),
         ]

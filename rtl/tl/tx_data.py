@@ -1,28 +1,29 @@
 """Data half-flit producer of the TL packer: each control half-flit's schedule expanded into
 ready-made data half-flits, ahead of the flit emitter."""
 
-from amaranth import Cat, Module, Mux, Shape, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layout import BEAT_BYTES, HALF_BITS, REQS_PER_CONTROL, MsgType
+from .layout import (
+    BEAT_BYTES,
+    HALF_BITS,
+    REQS_PER_CONTROL,
+    MsgType,
+    byte_enable_half,
+    half_pair,
+    message_half,
+)
 from .tx_halves import PUSH_MAX, HalfQueue, half_layout
 from .tx_place import schedule_layout
 
-__all__ = ["DataSequencer", "half_layout", "req_beat_layout", "rsp_beat_layout"]
+__all__ = ["DataSequencer", "req_beat_layout", "rsp_beat_layout"]
 
 #: A request data beat as queued: data, its byte enables and OrigDataError.
 req_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "byte_en": BEAT_BYTES, "error": 1})
 #: A read response data beat as queued.
 rsp_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "error": 1})
 
-#: A beat's data as its two data half-flits (lanes 0..31, then 32..63) [§5.1.1].
-_beat_halves = data.ArrayLayout(HALF_BITS, 2)
-#: A message half-flit: its type in byte 0 [§5.1.2], then the rest.
-_message = data.StructLayout({"type": MsgType,
-                              "rest": HALF_BITS - Shape.cast(MsgType).width})
-#: A byte-enable half-flit: one beat's byte enables per 64-byte slot of the 256-byte block.
-_byte_enables = data.ArrayLayout(BEAT_BYTES, HALF_BITS // BEAT_BYTES)
 #: The next beat of a schedule: from which queue, and whether the byte-enable half-flit of its
 #: request follows it (none of them: the schedule is done).
 _kind = data.StructLayout({"req": 1, "rsp": 1, "be": 1})
@@ -38,7 +39,7 @@ class _State:
         self.beats = [Signal(3, name=f"{name}_r{i}_beats") for i in range(REQS_PER_CONTROL)]
         self.be = [Signal(name=f"{name}_r{i}_be") for i in range(REQS_PER_CONTROL)]
         self.rsp_beats = Signal(6, name=f"{name}_rsp_beats")
-        self.acc = Signal(_byte_enables, name=f"{name}_acc")
+        self.acc = Signal(byte_enable_half, name=f"{name}_acc")
 
     def signals(self):
         """Everything but ``acc``."""
@@ -60,7 +61,7 @@ class _State:
 
 def _poison(half, error):
     """A data half, or the Poisoned Data message replacing it (bytes 1..31 kept) [§5.3]."""
-    msg = data.View(_message, half)
+    msg = data.View(message_half, half)
     return Mux(error, Cat(MsgType.POISONED_DATA, msg.rest), half)
 
 
@@ -154,9 +155,9 @@ class DataSequencer(wiring.Component):
         m.d.comb += [a.eq(b) for a, b in zip(after.signals(), cur.signals())]
         req, rsp = self.req_data, self.rsp_data
         from_req, from_rsp, be_now = kind.req, kind.rsp, kind.be
-        beat = data.View(_beat_halves, Mux(from_req, req.payload.data, rsp.payload.data))
+        beat = data.View(half_pair, Mux(from_req, req.payload.data, rsp.payload.data))
         error = Mux(from_req, req.payload.error, rsp.payload.error)
-        be_half = Signal(_byte_enables)
+        be_half = Signal(byte_enable_half)
         m.d.comb += [
             *(queue.push_data[k].data.eq(_poison(beat[k], error)) for k in range(2)),
             *(queue.push_data[k].msg.eq(error) for k in range(2)),
@@ -172,7 +173,7 @@ class DataSequencer(wiring.Component):
                     pos.eq(entry.be_pos + entry.beats - cur.beats[i]),
                     *(be_half[s].eq(Mux(first, 0, cur.acc[s])
                                     | Mux(pos == s, req.payload.byte_en, 0))
-                      for s in range(_byte_enables.length)),
+                      for s in range(byte_enable_half.length)),
                     after.beats[i].eq(cur.beats[i] - 1),
                     after.acc.eq(be_half),
                     after.be[i].eq(cur.be[i] & ~be_now),
