@@ -24,6 +24,7 @@ __all__ = [
     "HALF_BITS",
     "MAX_BEATS",
     "MAX_QUEUE_DEPTH",
+    "MAX_RSP_QUEUE_DEPTH",
     "REQS_PER_CONTROL",
     "REQ_LIMIT",
     "RSP_LIMIT",
@@ -78,7 +79,10 @@ REQ_LIMIT = 4                    # [§5.7] requests outstanding at the peer's ca
 RSP_LIMIT = 8                    # [§5.7] responses outstanding at the peer's catch buffer
 CMD_CREDIT_MAX = 7               # [Table 5-38] 'tvvccc'
 DATA_CREDIT_MAX = 31             # [Table 5-38] 'tvvccccc'
-MAX_QUEUE_DEPTH = 256            # largest transmit request or response queue [ours]
+MAX_QUEUE_DEPTH = 256            # largest transmit request queue [ours]
+#: Largest transmit response queue [ours]: it is held in registers, so that every queued
+#: response is visible to the packer's decision however many the last control took.
+MAX_RSP_QUEUE_DEPTH = 32
 
 
 class FType(enum.Enum, shape=4):
@@ -351,6 +355,7 @@ class TlConfig(BlockConfig):
     ----------
     tx_req_depth, tx_rsp_depth : int
         Transmit request and response queue entries, including the picking windows (4 and 8).
+        The response queue is held in registers (at most :data:`MAX_RSP_QUEUE_DEPTH`).
     tx_data_depth : int
         Transmit request-data and response-data queue beats (64 bytes each).
     rx_req, rx_rsp : int
@@ -371,7 +376,7 @@ class TlConfig(BlockConfig):
         check_int("TL", "tx_req_depth", self.tx_req_depth, range(REQ_LIMIT + 1,
                                                                  MAX_QUEUE_DEPTH + 1))
         check_int("TL", "tx_rsp_depth", self.tx_rsp_depth, range(RSP_LIMIT + 1,
-                                                                 MAX_QUEUE_DEPTH + 1))
+                                                                 MAX_RSP_QUEUE_DEPTH + 1))
         check_int("TL", "tx_data_depth", self.tx_data_depth, range(2 * MAX_BEATS, 1025))
         check_int("TL", "rx_req", self.rx_req, range(1, 1024))
         check_int("TL", "rx_rsp", self.rx_rsp, range(1, 1024))

@@ -1,6 +1,6 @@
 """A FIFO whose first few entries are visible at once, for the TL packer's picking logic."""
 
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
@@ -16,9 +16,14 @@ class WindowQueue(wiring.Component):
     layout : data.Layout
         Entry layout.
     depth : int
-        Total entries held, window included; more than ``window``.
+        Total entries held, window included; at least ``held``.
     window : int
         Entries visible at once.
+    held : int
+        Entries kept in registers, window included (default ``window``); the rest wait in a
+        FIFO that moves one entry into the registers per clock. With ``held = depth`` every
+        entry is in registers, and the window shows ``min(window, entries held)`` after every
+        clock, however many were dropped the clock before.
 
     Members
     -------
@@ -35,15 +40,16 @@ class WindowQueue(wiring.Component):
         Entries removed from the front this clock; must not exceed ``count``.
 
     Latency: an entry accepted at clock ``t`` is visible from ``t + 1`` when the FIFO behind the
-    window is empty. Throughput: one entry in and one entry into the window per clock; the window
-    refills at one entry per clock, so it never holds fewer than ``min(window, entries held)``
-    minus the entries popped in the previous clock plus one.
+    registers is empty. Throughput: one entry in per clock; the registers refill from the FIFO
+    at one entry per clock.
     """
 
-    def __init__(self, layout, depth, window):
-        if depth <= window:
-            raise ValueError(f"WindowQueue depth {depth} must exceed window {window}")
-        self._layout, self._depth, self._window = layout, depth, window
+    def __init__(self, layout, depth, window, held=None):
+        held = window if held is None else held
+        if not window <= held <= depth or depth == window:
+            raise ValueError(f"WindowQueue needs window {window} <= held {held} <= depth "
+                             f"{depth}, and depth above window")
+        self._layout, self._depth, self._window, self._held = layout, depth, window, held
         super().__init__({
             "i": In(stream.Signature(layout)),
             "entries": Out(data.ArrayLayout(layout, window)),
@@ -54,34 +60,44 @@ class WindowQueue(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        window = self._window
-        m.submodules.fifo = fifo = SyncFIFO(width=len(self.i.payload.as_value()),
-                                            depth=self._depth - window)
-        kept = Signal(range(window + 1))
-        m.d.comb += kept.eq(self.count - self.pop)
-        bypass = Signal()                                     # FIFO empty: input goes straight in
+        window, held = self._window, self._held
+        regs = Signal(data.ArrayLayout(self._layout, held))
+        level = Signal(range(held + 1))                       # entries in the registers
+        kept = Signal(range(held + 1))
+        m.d.comb += kept.eq(level - self.pop)
         fill = Signal()
         fill_value = Signal(self._layout)
-        m.d.comb += [
-            bypass.eq(~fifo.r_rdy & (kept < window)),
-            fifo.r_en.eq(kept < window),
-            fifo.w_data.eq(self.i.payload),
-            fifo.w_en.eq(self.i.valid & ~bypass),
-            self.i.ready.eq(bypass | fifo.w_rdy),
-        ]
-        with m.If(fifo.r_rdy):
-            m.d.comb += fill_value.eq(fifo.r_data)
-        with m.Else():
-            m.d.comb += fill_value.eq(self.i.payload)
-        m.d.comb += fill.eq((fifo.r_rdy | (bypass & self.i.valid)) & (kept < window))
-        nxt = self.entries_next
-        m.d.comb += nxt.eq(self.entries)
+        if self._depth > held:
+            m.submodules.fifo = fifo = SyncFIFO(width=len(self.i.payload.as_value()),
+                                                depth=self._depth - held)
+            bypass = Signal()                                 # FIFO empty: input goes straight in
+            m.d.comb += [
+                bypass.eq(~fifo.r_rdy & (kept < held)),
+                fifo.r_en.eq(kept < held),
+                fifo.w_data.eq(self.i.payload),
+                fifo.w_en.eq(self.i.valid & ~bypass),
+                self.i.ready.eq(bypass | fifo.w_rdy),
+                fill_value.eq(Mux(fifo.r_rdy, fifo.r_data, self.i.payload)),
+                fill.eq((fifo.r_rdy | (bypass & self.i.valid)) & (kept < held)),
+            ]
+        else:
+            m.d.comb += [self.i.ready.eq(kept < held), fill_value.eq(self.i.payload),
+                         fill.eq(self.i.valid & (kept < held))]
+        nxt = Signal.like(regs)
+        m.d.comb += nxt.eq(regs)
         with m.Switch(self.pop):
             for pop in range(window + 1):
                 with m.Case(pop):
-                    for j in range(window - pop):
-                        m.d.comb += nxt[j].eq(self.entries[j + pop])
+                    for j in range(held - pop):
+                        m.d.comb += nxt[j].eq(regs[j + pop])
         with m.If(fill):
             m.d.comb += nxt[kept].eq(fill_value)
-        m.d.sync += [self.entries.eq(nxt), self.count.eq(kept + fill)]
+        level_next = Signal.like(level)
+        m.d.comb += [
+            level_next.eq(kept + fill),
+            *(self.entries_next[j].eq(nxt[j]) for j in range(window)),
+            *(self.entries[j].eq(regs[j]) for j in range(window)),
+        ]
+        m.d.sync += [regs.eq(nxt), level.eq(level_next),
+                     self.count.eq(Mux(level_next > window, window, level_next))]
         return m

@@ -70,8 +70,10 @@ class TlTx(ConfiguredComponent):
     the head of the record queue (:class:`~rtl.tl.tx_data.DataSequencer`); the flit emitter
     follows the flit rule from ``owed``, the head record and how many data half-flits are
     ready. Latency: a request or response accepted at clock ``t`` can leave in the flit
-    presented at ``t + 4`` when the link is idle. Throughput: one flit per clock while data is
-    queued, except that a run of control half-flits without data goes at one per two clocks.
+    presented at ``t + 3`` when the link is idle and its control half-flit calls for no data,
+    ``t + 4`` when it does (the schedule waits a clock in the record queue, and the data in
+    its queue's block RAM). Throughput: one flit per clock while data is queued, except that
+    a run of control half-flits without data goes at one per two clocks.
     """
 
     config_class = TlConfig
@@ -94,7 +96,11 @@ class TlTx(ConfiguredComponent):
         cfg = self._config
         m.submodules.intake = intake = TxIntake()
         m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth, REQ_LIMIT)
-        m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth, RSP_LIMIT)
+        # Every queued response in registers: a control may take 8 and the next is decided two
+        # clocks later, so a FIFO refilling one per clock would hide responses (README §3).
+        # Requests need no more: a control takes at most 2 of the 4 shown.
+        m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth, RSP_LIMIT,
+                                                 held=cfg.tx_rsp_depth)
         m.submodules.req_data = req_data = SyncFIFOBuffered(
             width=len(intake.req_beat.payload.as_value()), depth=cfg.tx_data_depth)
         m.submodules.rsp_data = rsp_data = SyncFIFOBuffered(
@@ -128,27 +134,29 @@ class TlTx(ConfiguredComponent):
             comp.grant.eq(self.grant), comp.give.eq(self.give), comp.give_init.eq(self.give_init),
             self.credits.eq(comp.credits), self.pending.eq(comp.pending),
         ]
-        self._offer_schedules(m, comp.record, seq.schedule)
-        self._emit(m, comp.record, comp.want, seq)
+        self._offer_schedules(m, comp, seq.schedule)
+        self._emit(m, comp, seq)
         return m
 
-    def _offer_schedules(self, m, record, schedule):
-        """Offers each record's schedule to the data sequencer once, while the record waits at
-        the head of the record queue (the sequencer may start on it before the emitter sends
-        its control half-flit)."""
+    def _offer_schedules(self, m, comp, schedule):
+        """Offers each queued record's schedule to the data sequencer once, while the record
+        waits at the head of the record queue (the sequencer may start on it before the emitter
+        sends its control half-flit). A record offered straight from the composer has none."""
+        record = comp.record
         offered = Signal()               # the head record's schedule was taken
-        m.d.comb += [schedule.payload.eq(record.payload.schedule),
-                     schedule.valid.eq(record.valid & ~offered)]
+        m.d.comb += [schedule.payload.eq(comp.schedule),
+                     schedule.valid.eq(comp.queued & ~offered)]
         with m.If(record.valid & record.ready):
             m.d.sync += offered.eq(0)
         with m.Elif(schedule.valid & schedule.ready):
             m.d.sync += offered.eq(1)
 
-    def _emit(self, m, record, want, seq):
+    def _emit(self, m, comp, seq):
         """The flit rule of README §3: each flit from the owed data half-flits and the next
         record. The data half-flits come ready-made from ``seq``; the choice depends on
         registers (``owed``, the record queue) and on how many half-flits ``seq`` has."""
         owed = Signal(7)
+        record = comp.record
         rec, has = record.payload, record.valid
         halves = rec.halves
         load = Signal()                  # the output register takes a new flit this clock
@@ -157,7 +165,7 @@ class TlTx(ConfiguredComponent):
         m.d.comb += [
             load.eq(~self.flit.valid | self.flit.ready),
             # Compose ahead only while flits are moving: records see what arrived by then.
-            want.eq(load & (owed <= WANT_AHEAD)),
+            comp.want.eq(load & (owed <= WANT_AHEAD)),
         ]
         emit = Signal()
         go = Signal()

@@ -70,6 +70,11 @@ class TxCompose(wiring.Component):
         that it sees what has arrived by that time.
     record : Out(stream.Signature(record_layout))
         The next control half-flits (or message), up to :data:`RECORDS_AHEAD` composed ahead.
+        When none is queued, a record without data half-flits is offered in the clock it is
+        composed (not registered; ``halves`` = 0).
+    schedule : Out(schedule_layout), queued : Out(1)
+        The schedule of the queued head record, and whether ``record`` is a queued one (only
+        queued records call for data).
     credits, pending : Out(credit_array(CREDIT_BITS))
         Credits held and credits still to return, as of the records composed so far.
     """
@@ -85,6 +90,8 @@ class TxCompose(wiring.Component):
             "give_init": In(1),
             "want": In(1),
             "record": Out(stream.Signature(record_layout)),
+            "schedule": Out(schedule_layout),
+            "queued": Out(1),
             "credits": Out(credit_array(CREDIT_BITS)),
             "pending": Out(credit_array(CREDIT_BITS)),
         })
@@ -120,15 +127,26 @@ class TxCompose(wiring.Component):
             rec.halves.eq(Mux(msg, 0, chosen_cand.halves)),
             rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
         ]
+        # The record queue, bypassed when empty by a record without data: its control
+        # half-flit goes into the flit presented the clock after (its schedule is empty, so the
+        # data sequencer, fed from the queue only, never waits on this clock's placement).
         m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
+        fast = Signal()
+        queued = data.View(record_layout, queue.r_data)
         m.d.comb += [
-            self.record.payload.eq(queue.r_data), self.record.valid.eq(queue.r_rdy),
-            queue.r_en.eq(self.record.ready), queue.w_data.eq(rec),
+            fast.eq(chosen & ~queue.r_rdy & (msg | chosen_cand.dataless)),
+            self.record.valid.eq(queue.r_rdy | fast),
+            self.record.payload.eq(queued),
+            queue.r_en.eq(self.record.ready & queue.r_rdy), queue.w_data.eq(rec),
+            self.schedule.eq(queued.schedule), self.queued.eq(queue.r_rdy),
         ]
+        with m.If(~queue.r_rdy):
+            m.d.comb += [self.record.payload.msg.eq(msg), self.record.payload.half.eq(rec.half),
+                         self.record.payload.halves.eq(0)]
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
-            m.d.comb += [queue.w_en.eq(1), self.req_pop.eq(place.n_req),
-                         self.rsp_pop.eq(place.n_rsp)]
+            m.d.comb += [queue.w_en.eq(~(fast & self.record.ready)),
+                         self.req_pop.eq(place.n_req), self.rsp_pop.eq(place.n_rsp)]
             with m.If(msg):              # its own flit only; nothing owed after it
                 m.d.sync += [init.eq(1), swap.eq(0),
                              req_out.eq(Mux(req_out != 0, req_out - 1, 0)),
@@ -218,7 +236,8 @@ class TxCompose(wiring.Component):
         after)``: the record's own flit and the data-only flits before the next control each
         retire one item of each rate limit.
         """
-        shape = data.StructLayout({"halves": 7, "swap": 1, "req_out": range(REQ_LIMIT + 1),
+        shape = data.StructLayout({"halves": 7, "dataless": 1, "swap": 1,
+                                   "req_out": range(REQ_LIMIT + 1),
                                    "rsp_out": range(RSP_LIMIT + 1)})
         rsp_halves = [0, *(2 * t for t in total)]
         req_halves = [0]
@@ -236,7 +255,7 @@ class TxCompose(wiring.Component):
                     halves.eq(h_req + h_rsp),
                     owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
                     flits.eq(1 + (owed >> 1)),
-                    now.halves.eq(halves), now.swap.eq(owed[0]),
+                    now.halves.eq(halves), now.dataless.eq(halves == 0), now.swap.eq(owed[0]),
                     now.req_out.eq(Mux(req_out + c > flits, req_out + c - flits, 0)),
                     now.rsp_out.eq(Mux(rsp_out + j > flits, rsp_out + j - flits, 0)),
                 ]
