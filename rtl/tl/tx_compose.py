@@ -102,12 +102,23 @@ class TxCompose(wiring.Component):
         swap = Signal()                  # the next control shares its flit with an owed half
         req_out = Signal(range(REQ_LIMIT + 1))
         rsp_out = Signal(range(RSP_LIMIT + 1))
+        req_out_next = Signal.like(req_out)
+        rsp_out_next = Signal.like(rsp_out)
+        # The rate-limit allowances as the decision takes them, registered beside the counts.
+        req_allowed = Signal(REQS_PER_CONTROL, init=(1 << REQS_PER_CONTROL) - 1)
+        rsp_allowed = Signal(RSP_LIMIT, init=(1 << RSP_LIMIT) - 1)
+        m.d.comb += [req_out_next.eq(req_out), rsp_out_next.eq(rsp_out)]
+        m.d.sync += [
+            req_out.eq(req_out_next), rsp_out.eq(rsp_out_next),
+            req_allowed.eq(thermometer(REQ_LIMIT - req_out_next, REQS_PER_CONTROL)),
+            rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out_next, RSP_LIMIT)),
+        ]
         fc_pending = Cat(*(self.pending[c][s].any() for c in CreditClass for s in CreditSlot)).any()
         # Requests minus responses issued, saturating (README §3 rule 3).
         lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
         total = self._totals(m)
         capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
-        dec = self._decide(m, init, fc_pending, req_out, rsp_out, lead, total, capped)
+        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped)
 
         # Clock A: the decision, registered. Clock B: placed and applied; the record written.
         # The windows' heads do not move between A and B (entries only join at the tail).
@@ -130,30 +141,37 @@ class TxCompose(wiring.Component):
         # The record queue, bypassed when empty by a record without data: its control
         # half-flit goes into the flit presented the clock after (its schedule is empty, so the
         # data sequencer, fed from the queue only, never waits on this clock's placement).
+        # Every record is written; one taken on the bypass is dropped from the queue in the
+        # next clock (``stale``), so that the write never waits on the emitter.
         m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
         fast = Signal()
+        stale = Signal()
+        head = Signal()
         queued = data.View(record_layout, queue.r_data)
         m.d.comb += [
+            head.eq(queue.r_rdy & ~stale),
             fast.eq(chosen & ~queue.r_rdy & (msg | chosen_cand.dataless)),
-            self.record.valid.eq(queue.r_rdy | fast),
+            self.record.valid.eq(head | fast),
             self.record.payload.eq(queued),
-            queue.r_en.eq(self.record.ready & queue.r_rdy), queue.w_data.eq(rec),
-            self.schedule.eq(queued.schedule), self.queued.eq(queue.r_rdy),
+            queue.r_en.eq((self.record.ready & head) | stale), queue.w_data.eq(rec),
+            queue.w_en.eq(chosen),
+            self.schedule.eq(queued.schedule), self.queued.eq(head),
         ]
+        m.d.sync += stale.eq(fast & self.record.ready)
         with m.If(~queue.r_rdy):
             m.d.comb += [self.record.payload.msg.eq(msg), self.record.payload.half.eq(rec.half),
                          self.record.payload.halves.eq(0)]
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
-            m.d.comb += [queue.w_en.eq(~(fast & self.record.ready)),
-                         self.req_pop.eq(place.n_req), self.rsp_pop.eq(place.n_rsp)]
+            m.d.comb += [self.req_pop.eq(place.n_req), self.rsp_pop.eq(place.n_rsp)]
             with m.If(msg):              # its own flit only; nothing owed after it
-                m.d.sync += [init.eq(1), swap.eq(0),
-                             req_out.eq(Mux(req_out != 0, req_out - 1, 0)),
-                             rsp_out.eq(Mux(rsp_out != 0, rsp_out - 1, 0))]
+                m.d.sync += [init.eq(1), swap.eq(0)]
+                m.d.comb += [req_out_next.eq(Mux(req_out != 0, req_out - 1, 0)),
+                             rsp_out_next.eq(Mux(rsp_out != 0, rsp_out - 1, 0))]
             with m.Else():
-                m.d.sync += [swap.eq(chosen_cand.swap), req_out.eq(chosen_cand.req_out),
-                             rsp_out.eq(chosen_cand.rsp_out)]
+                m.d.sync += swap.eq(chosen_cand.swap)
+                m.d.comb += [req_out_next.eq(chosen_cand.req_out),
+                             rsp_out_next.eq(chosen_cand.rsp_out)]
                 self._count_lead(m, lead, place.n_req, place.n_rsp)
         with m.Elif(self.want & (queue.level < RECORDS_AHEAD)):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
@@ -206,7 +224,7 @@ class TxCompose(wiring.Component):
             m.d.sync += total[j].eq(self.rsp_next[j].run - base_next)
         return total
 
-    def _decide(self, m, init, fc_pending, req_out, rsp_out, lead, total, capped):
+    def _decide(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped):
         """:class:`~rtl.tl.tx_decide.TxDecide` on the windows and the composer's state."""
         m.submodules.decide = dec = TxDecide()
         for j, e in enumerate(self.rsp):
@@ -220,8 +238,7 @@ class TxCompose(wiring.Component):
         m.d.comb += [
             dec.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
             dec.rsp_valid.eq(thermometer(self.rsp_count, RSP_LIMIT)),
-            dec.req_allowed.eq(thermometer(REQ_LIMIT - req_out, REQS_PER_CONTROL)),
-            dec.rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out, RSP_LIMIT)),
+            dec.req_allowed.eq(req_allowed), dec.rsp_allowed.eq(rsp_allowed),
             dec.traffic.eq(init), dec.fc_pending.eq(fc_pending),
             dec.fair.eq((self.rsp_count != 0) & (lead >= 0)),
             dec.dataless_head.eq((self.req_count != 0) & (self.req[0].beats == 0)),
