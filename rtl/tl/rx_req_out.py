@@ -30,6 +30,8 @@ class RequestDeliver(wiring.Component):
 
     The request being delivered sits in a head register, loaded from the receive buffer or,
     when that is empty and the head register too, straight from the receiver's front end.
+    Whether all its beats are buffered is a register (:func:`~rtl.tl.rx_req_out.beats_held`),
+    so that neither the decision to send nor the load of the next head waits on a comparison.
 
     Parameters
     ----------
@@ -152,9 +154,10 @@ def beats_held(m, enough, left, nxt_left, load, fire, level, incoming):
     While the head stays, ``left`` and ``level`` both drop by the beat sent (``fire``) and
     ``level`` grows by the beat joining the buffer (``incoming``), so ``short`` only drops by
     ``incoming``. When the head is replaced (``load``), it is ``nxt_left`` less the next
-    level: the outcome for each possible ``nxt_left`` is formed from flags of ``level`` alone
-    (a register) and then picked by ``nxt_left``, so that the head read goes through
-    multiplexers only, no adder. ``incoming`` (late: the front end's commit) picks last.
+    level: the outcome for each possible ``nxt_left`` is formed from flags of ``level`` (a
+    register) and ``fire`` alone and then picked by ``nxt_left``, so that the head read goes
+    through multiplexers only, no adder. ``incoming`` (late: the front end's commit) picks
+    last.
 
     Parameters
     ----------
@@ -167,6 +170,11 @@ def beats_held(m, enough, left, nxt_left, load, fire, level, incoming):
         next clock).
     level : Value
         Beats in the buffer (a register).
+
+    Returns
+    -------
+    Signal
+        ``short`` (a register).
 
     Latency: ``enough`` follows ``left`` and ``level`` with no delay (it is computed for
     their next values). Throughput: one update per clock.
@@ -181,6 +189,8 @@ def beats_held(m, enough, left, nxt_left, load, fire, level, incoming):
         terms = [Mux(level_is[x], j - x - d, 0) for x in range(MAX_BEATS + 1) if j - x - d > 0]
         return _or_all(terms) if terms else Const(0, len(short))
 
+    # ``incoming`` comes late (the front end's commit): both outcomes are formed first, kept
+    # apart from it (``keep``) so that it only picks one at the end.
     ways = []
     for inc in (0, 1):
         way = Signal.like(short, name=f"{name}_short{inc}", attrs={"keep": 1})
@@ -191,6 +201,7 @@ def beats_held(m, enough, left, nxt_left, load, fire, level, incoming):
         ways.append(way)
     m.d.sync += [short.eq(Mux(incoming, ways[1], ways[0])),
                  enough.eq(Mux(incoming, ways[1] == 0, ways[0] == 0))]
+    return short
 
 
 def plus_one(n):

@@ -19,6 +19,8 @@ class ResponseDeliver(wiring.Component):
 
     The response being delivered sits in a head register, loaded from the receive buffer or,
     when that is empty and the head register too, straight from the receiver's front end.
+    Whether all its beats are buffered is a register (:func:`~rtl.tl.rx_req_out.beats_held`),
+    so that neither the decision to send nor the load of the next head waits on a comparison.
 
     Parameters
     ----------
@@ -108,7 +110,6 @@ class ResponseDeliver(wiring.Component):
                 h.eq(nxt), hv.eq(self.head.valid | self.direct_valid),
                 left.eq(nxt_beats), k.eq(0),
             ]
-        with m.Else():
-            with m.If(beat_fire):
-                m.d.sync += [left.eq(left - 1), k.eq(k + 1)]
+        with m.Elif(beat_fire):
+            m.d.sync += [left.eq(left - 1), k.eq(k + 1)]
         return m
