@@ -2,10 +2,12 @@
 
 import copy
 import dataclasses
+import itertools
 
 import cocotb
 import pytest
 from amaranth import Cat, Const, Module, Signal
+from amaranth.sim import Simulator
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
@@ -33,9 +35,17 @@ from rtl.model.tl import (
     request_field,
     response_field,
 )
-from rtl.tl.layout import RSP_LIMIT, RxError, TlConfig, credit_update_layout, rd_rsp_layout
+from rtl.tl.layout import (
+    MAX_BEATS,
+    RSP_LIMIT,
+    RxError,
+    TlConfig,
+    credit_update_layout,
+    rd_rsp_layout,
+)
 from rtl.tl.rules import request_length_ok
 from rtl.tl.rx import TlRx
+from rtl.tl.rx_req_out import beats_held
 from rtl.tl.rx_tally import field_length_ok
 from sim import harness
 from sim.prove import prove
@@ -714,3 +724,40 @@ def test_field_length_rule(tmp_path):
     m.d.comb += same.eq(ref == dut)
     proved, log = prove(m, [cmd, addr, length, beats], same, tmp_path)
     assert proved, log[-2000:]
+
+
+def test_beats_held():
+    """The delivery's registered ``enough`` (rx_req_out.beats_held) is ``level >= left`` after
+    every update: for every head size, buffer level, next head, load, beat sent and beat
+    joining, from the kept ``short`` = max(0, left − level)."""
+    m = Module()
+    enough = Signal(name="enough")
+    left, nxt_left = Signal(range(MAX_BEATS + 1)), Signal(range(MAX_BEATS + 1))
+    load, fire, incoming = Signal(), Signal(), Signal()
+    level = Signal(range(33))
+    short = beats_held(m, enough, left, nxt_left, load, fire, level, incoming)
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    wrong = []
+
+    async def bench(ctx):
+        for lft, lvl, nxt, ld, fr, inc in itertools.product(
+                range(MAX_BEATS + 1), range(2 * MAX_BEATS + 2), range(MAX_BEATS + 1),
+                (0, 1), (0, 1), (0, 1)):
+            if fr and (lvl < lft or lft == 0):
+                continue                        # a beat leaves only when all are there
+            for sig, value in ((left, lft), (level, lvl), (nxt_left, nxt), (load, ld),
+                               (fire, fr), (incoming, inc), (short, max(0, lft - lvl)),
+                               (enough, int(lvl >= lft))):
+                ctx.set(sig, value)
+            await ctx.tick()
+            new_left = nxt if ld else lft - fr
+            new_level = lvl + inc - fr
+            got = (ctx.get(short), ctx.get(enough))
+            want = (max(0, new_left - new_level), int(new_level >= new_left))
+            if got != want:
+                wrong.append((lft, lvl, nxt, ld, fr, inc, got, want))
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert not wrong, wrong[:5]

@@ -118,7 +118,7 @@ class TlRx(ConfiguredComponent):
             dfifo.w_en.eq(front.req_beat), dfifo.w_commit.eq(front.commit),
             dfifo.w_data.eq(front.beat),
             be.w_en.eq(front.be_valid), be.w_commit.eq(front.commit), be.w_data.eq(front.be),
-            out.beat_level.eq(dfifo.level),
+            out.beat_level.eq(dfifo.level), out.beat_in.eq(dfifo.kept),
         ]
         wiring.connect(m, dfifo.r, out.beat)
         wiring.connect(m, be.r, out.be)
@@ -134,6 +134,7 @@ class TlRx(ConfiguredComponent):
         m.d.comb += [
             dfifo.w_en.eq(front.rsp_beat), dfifo.w_commit.eq(front.commit),
             dfifo.w_data.eq(front.beat), out.beat_level.eq(dfifo.level),
+            out.beat_in.eq(dfifo.kept),
         ]
         wiring.connect(m, dfifo.r, out.beat)
         wiring.connect(m, out.rd_rsp, wiring.flipped(self.rd_rsp))

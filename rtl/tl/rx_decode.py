@@ -54,6 +54,12 @@ class ControlDecoder(wiring.Component):
         Responses by top sector.
     rsp_beats : Out(ArrayLayout(range(5), 8))
         Data beats each response calls for (0 for a write response).
+    rsp_pick : Out(ArrayLayout(8, 8)), rsp_n : Out(range(9))
+        Where the responses go when packed lowest sector first: bit ``i`` of ``rsp_pick[k]``
+        is "the response at sector ``i`` is the ``k``-th"; and how many there are.
+    pair_beats : Out(ArrayLayout(range(9), 4))
+        Their sums per pair of sectors (one addition here, so that the next stage's credit
+        check needs three).
     req_valid : Out(REQS_PER_HALF)
         An uncompressed request fills sectors ``4q .. 4q+3``.
     fc_valid : Out(8)
@@ -71,6 +77,9 @@ class ControlDecoder(wiring.Component):
             "rsp_valid": Out(SECTORS_PER_HALF),
             "rsp": Out(data.ArrayLayout(rx_rsp_entry, SECTORS_PER_HALF)),
             "rsp_beats": Out(data.ArrayLayout(range(MAX_BEATS + 1), SECTORS_PER_HALF)),
+            "rsp_pick": Out(data.ArrayLayout(SECTORS_PER_HALF, SECTORS_PER_HALF)),
+            "rsp_n": Out(range(SECTORS_PER_HALF + 1)),
+            "pair_beats": Out(data.ArrayLayout(range(2 * MAX_BEATS + 1), SECTORS_PER_HALF // 2)),
             "req_valid": Out(REQS_PER_HALF),
             "fc_valid": Out(SECTORS_PER_HALF),
             "errors": Out(len(RxError)),
@@ -115,6 +124,7 @@ class ControlDecoder(wiring.Component):
 
     def _responses(self, m, sec, ft, top, err):
         """Responses at each top sector, with the data beats they call for."""
+        beats, valids = [], []
         for s in range(SECTORS_PER_HALF):
             e = Signal(rx_rsp_entry, name=f"rsp{s}")
             single = single_beat_response(sec[s])
@@ -150,3 +160,37 @@ class ControlDecoder(wiring.Component):
                 err[RxError.RESERVED_STATUS].append(is_full & ~legal_status(full.rd, full.status))
                 valid = valid | is_full
             m.d.sync += [self.rsp_valid[s].eq(valid), self.rsp[s].eq(e), self.rsp_beats[s].eq(n)]
+            beats.append(n)
+            valids.append(valid)
+        self._pack(m, valids)
+        for p in range(SECTORS_PER_HALF // 2):
+            m.d.sync += self.pair_beats[p].eq(beats[2 * p] + beats[2 * p + 1])
+
+    def _pack(self, m, v):
+        """``rsp_pick`` and ``rsp_n`` from the response valid bits ``v``: built from "exactly
+        ``k`` of the sectors below are valid" terms, not from adders, so that each pick is a
+        small logic function of the valid bits, registered for the next stage's wide
+        multiplexers."""
+        n = SECTORS_PER_HALF
+        exactly = [[Const(1)]]                   # exactly[i][k]: k of v[0 .. i-1] set
+        for i in range(n):
+            prev = exactly[-1]
+            row = []
+            for k in range(i + 2):
+                x = Signal(name=f"exactly{i + 1}_{k}")
+                m.d.comb += x.eq((prev[k] & ~v[i] if k <= i else Const(0))
+                                 | (prev[k - 1] & v[i] if k else Const(0)))
+                row.append(x)
+            exactly.append(row)
+        count = exactly[n]
+        m.d.sync += self.rsp_n.eq(_or_all([Mux(count[k], k, 0) for k in range(1, n + 1)]))
+        for k in range(n):
+            m.d.sync += self.rsp_pick[k].eq(
+                Cat(*(v[i] & exactly[i][k] if i >= k else Const(0) for i in range(n))))
+
+
+def _or_all(values):
+    out = values[0]
+    for v in values[1:]:
+        out = out | v
+    return out

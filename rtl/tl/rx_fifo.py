@@ -30,9 +30,13 @@ class RxFifo(wiring.Component):
     w_commit : In(1)
         Keep what ``w_en`` writes in the same clock: the entry joins the queue.
     w_rdy : Out(1)
-        Not full.
+        Not full (a register).
+    kept : Out(1)
+        An entry joins the queue this clock (``w_en``, ``w_commit`` and ``w_rdy``): it is
+        counted in ``level`` from the next clock.
     r : Out(stream.Signature(shape))
-        The oldest entry (from the RAM or the write register, without an output register).
+        The oldest entry (from the RAM or the write register, without an output register);
+        ``r.valid`` is a register.
     level : Out(range(depth + 1))
         Entries held (a register).
 
@@ -48,6 +52,7 @@ class RxFifo(wiring.Component):
             "w_en": In(1),
             "w_commit": In(1),
             "w_rdy": Out(1),
+            "kept": Out(1),
             "r": Out(stream.Signature(shape)),
             "level": Out(range(depth + 1)),
         })
@@ -60,7 +65,7 @@ class RxFifo(wiring.Component):
         rport = mem.read_port(domain="comb")
         wp = Signal(range(depth))
         rp = Signal(range(depth))
-        w = Signal()
+        w = self.kept
         r = Signal()
         # The write register: what the RAM takes at the end of this clock.
         pend = Signal.like(self.w_data, name="pend")
@@ -72,10 +77,8 @@ class RxFifo(wiring.Component):
         ]
         m.d.comb += [
             wport.addr.eq(pend_addr), wport.data.eq(pend), wport.en.eq(pend_en),
-            self.w_rdy.eq(self.level != depth),
             rport.addr.eq(rp),
             self.r.payload.eq(Mux(bypass, pend, rport.data)),
-            self.r.valid.eq(self.level != 0),
             w.eq(self.w_en & self.w_commit & self.w_rdy),
             r.eq(self.r.valid & self.r.ready),
         ]
@@ -86,11 +89,20 @@ class RxFifo(wiring.Component):
             m.d.sync += wp.eq(_next(wp, depth))
         with m.If(r):
             m.d.sync += rp.eq(rp_next)
-        with m.If(w & ~r):
-            m.d.sync += self.level.eq(self.level + 1)
-        with m.Elif(r & ~w):
-            m.d.sync += self.level.eq(self.level - 1)
+        self._level(m, w, r)
         return m
+
+    def _level(self, m, w, r):
+        """``level`` and the flags kept beside it as registers: ``r.valid`` (not empty) and
+        ``w_rdy`` (not full). When full nothing is written, so ``w`` implies not full."""
+        depth = self._depth
+        valid, rdy = Signal(), Signal(init=1)
+        m.d.comb += [self.r.valid.eq(valid), self.w_rdy.eq(rdy)]
+        with m.If(w & ~r):
+            m.d.sync += [self.level.eq(self.level + 1), valid.eq(1),
+                         rdy.eq(self.level != depth - 1)]
+        with m.Elif(r & ~w):
+            m.d.sync += [self.level.eq(self.level - 1), valid.eq(self.level != 1), rdy.eq(1)]
 
 
 def _next(ptr, depth):

@@ -137,7 +137,9 @@ class RxFront(wiring.Component):
         m.d.comb += [
             dec.half.eq(f[0].data[0]), tally.half.eq(f[1].data[0]),
             tally.rsp_valid.eq(dec.rsp_valid), tally.rsp.eq(dec.rsp),
-            tally.rsp_beats.eq(dec.rsp_beats), tally.req_valid.eq(dec.req_valid),
+            tally.rsp_pick.eq(dec.rsp_pick), tally.rsp_n_in.eq(dec.rsp_n),
+            tally.rsp_beats.eq(dec.rsp_beats), tally.pair_beats.eq(dec.pair_beats),
+            tally.req_valid.eq(dec.req_valid),
             tally.fc_valid.eq(dec.fc_valid), tally.errors.eq(dec.errors),
         ]
         # Stage 3: roles, checks, commit, data.
@@ -205,18 +207,31 @@ class RxFront(wiring.Component):
                                      (tally.rsp_n, SECTORS_PER_HALF, RSP_LIMIT, "rsp")):
             rate.append(self._rate_limit(m, seq, n, most, limit, name))
         err[RxError.CATCH_OVERRUN].append(control & Cat(*rate).any())
-        arrivals = {CreditClass.REQ_CMD: tally.req_n, CreditClass.RSP_CMD: tally.rsp_n,
-                    CreditClass.REQ_DATA: tally.req_data, CreditClass.RSP_DATA: tally.rsp_data}
+        nxt = tally.arrivals_next
+        arrivals = {CreditClass.REQ_CMD: (tally.req_n, nxt.req_n),
+                    CreditClass.RSP_CMD: (tally.rsp_n, nxt.rsp_n),
+                    CreditClass.REQ_DATA: (tally.req_data, nxt.req_data),
+                    CreditClass.RSP_DATA: (tally.rsp_data, nxt.rsp_data)}
         over = [tally.vc_slot]
         for c in CreditClass:
-            limit = self._config.advertised[c]
-            free = Signal(range(limit + 1), name=f"free_{c.name.lower()}", init=limit)
-            over.append(arrivals[c] > free)
-            m.d.sync += free.eq(free - Mux(control, arrivals[c], 0) + self.freed[c])
+            over.append(self._short_of_credits(m, control, c, *arrivals[c]))
         err[RxError.BUFFER_OVERRUN].append(control & Cat(*over).any())
         any_over = Signal()
         m.d.comb += any_over.eq(Cat(*rate, *over).any())
         return any_over
+
+    def _short_of_credits(self, m, control, c, arrived, arriving):
+        """Whether the ``arrived`` fields or beats of class ``c`` exceed the receive buffer
+        space left (``free``, the credits advertised less those spent plus ``freed``), as a
+        register: ``slack`` = free − arrived is kept instead of ``free`` and updated with
+        ``arriving``, what the control half behind takes into ``arrived``; its sign is the
+        answer, with no comparison after the registers. Before the first error ``free``
+        stays within 0 .. advertised, and after it nothing is checked any more."""
+        limit = self._config.advertised[c]
+        most = (1 << len(arrived)) - 1
+        slack = Signal(range(-most, limit + 1), name=f"slack_{c.name.lower()}", init=limit)
+        m.d.sync += slack.eq(slack + Mux(control, 0, arrived) + self.freed[c] - arriving)
+        return slack[-1]
 
     @staticmethod
     def _rate_limit(m, seq, n, most, limit, name):

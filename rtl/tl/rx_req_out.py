@@ -1,6 +1,6 @@
 """Request delivery of the TL receiver: whole requests with their data toward UPLI."""
 
-from amaranth import Const, Module, Mux, Signal
+from amaranth import Array, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -15,10 +15,9 @@ from .layout import (
     request_layout,
     request_stream,
 )
-from .rules import request_beats
 from .rx_front import rx_beat_layout
 
-__all__ = ["RequestDeliver"]
+__all__ = ["RequestDeliver", "beats_held", "plus_one"]
 
 #: ReqAddr bits that number the 64-byte beats of a 256-byte block.
 _BEAT_LANE = slice(6, 8)
@@ -31,6 +30,8 @@ class RequestDeliver(wiring.Component):
 
     The request being delivered sits in a head register, loaded from the receive buffer or,
     when that is empty and the head register too, straight from the receiver's front end.
+    Whether all its beats are buffered is a register (:func:`~rtl.tl.rx_req_out.beats_held`),
+    so that neither the decision to send nor the load of the next head waits on a comparison.
 
     Parameters
     ----------
@@ -46,8 +47,9 @@ class RequestDeliver(wiring.Component):
         A request for the head register while ``idle`` and ``head`` is empty.
     idle : Out(1)
         The head register is empty (a register).
-    beat : In(stream.Signature(rx_beat_layout)), beat_level : In
-        The request data buffer, oldest beat first, and the beats it holds.
+    beat : In(stream.Signature(rx_beat_layout)), beat_level : In, beat_in : In(1)
+        The request data buffer, oldest beat first, the beats it holds (a register), and a
+        beat joining it (counted in ``beat_level`` from the next clock).
     be : In(stream.Signature(HALF_BITS))
         Byte-enable half-flits, one per request with data other than WriteFull.
     req, orig : Out
@@ -70,6 +72,7 @@ class RequestDeliver(wiring.Component):
             "idle": Out(1),
             "beat": In(stream.Signature(rx_beat_layout)),
             "beat_level": In(range(data_depth + 1)),
+            "beat_in": In(1),
             "be": In(stream.Signature(HALF_BITS)),
             "req": Out(request_stream()),
             "orig": Out(orig_data_stream()),
@@ -86,24 +89,17 @@ class RequestDeliver(wiring.Component):
         k = Signal(range(MAX_BEATS))             # beats sent
         sent = Signal()                          # the request itself has left
         with_be = Signal()
+        enough = Signal()                        # beat_level >= left (a register)
         go = Signal()
         m.d.comb += [
             self.idle.eq(~hv),
-            go.eq(hv & (self.beat_level >= left) & (~with_be | self.be.valid)),
+            go.eq(hv & enough & (~with_be | self.be.valid)),
             self.req.valid.eq(go & ~sent),
             self.req.payload.eq(h),
             self.req.payload.pool.eq(0),
             self.orig.valid.eq(go & (left != 0)),
         ]
-        o = self.orig.payload
-        pos = Signal(2)
-        m.d.comb += [
-            pos.eq(h.addr[_BEAT_LANE] + k),
-            o.data.eq(self.beat.payload.data), o.error.eq(self.beat.payload.error),
-            o.byte_en.eq(Mux(with_be, data.View(byte_enable_half, self.be.payload)[pos],
-                             Const(-1, BEAT_BYTES))),
-            o.offset.eq(k), o.last.eq(left == 1), o.vc.eq(h.vc), o.pool.eq(0),
-        ]
+        self._orig(m, h, k, left, with_be)
         beat_fire = Signal()
         finish = Signal()
         m.d.comb += [
@@ -115,18 +111,106 @@ class RequestDeliver(wiring.Component):
             self.slot.eq(Mux(h.pool, CreditSlot.POOL, h.vc + CreditSlot.VC0)),
         ]
         nxt = Signal(request_layout)
+        nxt_beats = Signal.like(left)
+        load = Signal()
         m.d.comb += [
             nxt.eq(Mux(self.head.valid, self.head.payload, self.direct)),
-            self.head.ready.eq(~hv | finish),
+            nxt_beats.eq(Mux(nxt.cmd[5], plus_one(nxt.num_beats), 0)),   # request_beats
+            load.eq(~hv | finish),
+            self.head.ready.eq(load),
         ]
-        with m.If(~hv | finish):
+        beats_held(m, enough, left, nxt_beats, load, beat_fire, self.beat_level, self.beat_in)
+        with m.If(load):
             m.d.sync += [
                 h.eq(nxt), hv.eq(self.head.valid | self.direct_valid),
-                left.eq(request_beats(nxt.cmd, nxt.num_beats)), k.eq(0), sent.eq(0),
+                left.eq(nxt_beats), k.eq(0), sent.eq(0),
                 with_be.eq(nxt.cmd[5] & (nxt.cmd != ReqCmd.WRITE_FULL.value)),
             ]
         with m.Else():
-            m.d.sync += [left.eq(left - beat_fire), k.eq(k + beat_fire)]
+            with m.If(beat_fire):
+                m.d.sync += [left.eq(left - 1), k.eq(k + 1)]
             with m.If(self.req.valid & self.req.ready):
                 m.d.sync += sent.eq(1)
         return m
+
+    def _orig(self, m, h, k, left, with_be):
+        """The originator data beat ``k`` of the head request."""
+        o = self.orig.payload
+        pos = Signal(2)
+        m.d.comb += [
+            pos.eq(h.addr[_BEAT_LANE] + k),
+            o.data.eq(self.beat.payload.data), o.error.eq(self.beat.payload.error),
+            o.byte_en.eq(Mux(with_be, data.View(byte_enable_half, self.be.payload)[pos],
+                             Const(-1, BEAT_BYTES))),
+            o.offset.eq(k), o.last.eq(left == 1), o.vc.eq(h.vc), o.pool.eq(0),
+        ]
+
+
+def beats_held(m, enough, left, nxt_left, load, fire, level, incoming):
+    """Keeps ``enough`` = "the data buffer holds the ``left`` beats still to send" as a
+    register, so that the delivery decision does not wait on a comparison.
+
+    Beside it, ``short`` = max(0, ``left`` − ``level``) is kept (at most :data:`MAX_BEATS`).
+    While the head stays, ``left`` and ``level`` both drop by the beat sent (``fire``) and
+    ``level`` grows by the beat joining the buffer (``incoming``), so ``short`` only drops by
+    ``incoming``. When the head is replaced (``load``), it is ``nxt_left`` less the next
+    level: the outcome for each possible ``nxt_left`` is formed from flags of ``level`` (a
+    register) and ``fire`` alone and then picked by ``nxt_left``, so that the head read goes
+    through multiplexers only, no adder. ``incoming`` (late: the front end's commit) picks
+    last.
+
+    Parameters
+    ----------
+    enough : Signal(1)
+        Driven here (sync): ``level >= left``.
+    left, nxt_left : Value
+        Beats still to send of the head (a register), and of the next head on ``load``.
+    load, fire, incoming : Value
+        The head is replaced; a beat leaves the buffer; a beat joins it (counted from the
+        next clock).
+    level : Value
+        Beats in the buffer (a register).
+
+    Returns
+    -------
+    Signal
+        ``short`` (a register).
+
+    Latency: ``enough`` follows ``left`` and ``level`` with no delay (it is computed for
+    their next values). Throughput: one update per clock.
+    """
+    name = enough.name
+    short = Signal(range(MAX_BEATS + 1), name=f"{name}_short")
+    level_is = [Signal(name=f"{name}_level{x}") for x in range(MAX_BEATS + 1)]
+    m.d.comb += [level_is[x].eq(level == x) for x in range(MAX_BEATS + 1)]
+
+    def after(j, d):
+        """max(0, j − (level + d)): ``short`` for a head of ``j`` beats at level + d."""
+        terms = [Mux(level_is[x], j - x - d, 0) for x in range(MAX_BEATS + 1) if j - x - d > 0]
+        return _or_all(terms) if terms else Const(0, len(short))
+
+    # ``incoming`` comes late (the front end's commit): both outcomes are formed first, kept
+    # apart from it (``keep``) so that it only picks one at the end.
+    ways = []
+    for inc in (0, 1):
+        way = Signal.like(short, name=f"{name}_short{inc}", attrs={"keep": 1})
+        loaded = Mux(fire, Array(after(j, inc - 1) for j in range(MAX_BEATS + 1))[nxt_left],
+                     Array(after(j, inc) for j in range(MAX_BEATS + 1))[nxt_left])
+        kept = Mux(short > inc, short - inc, 0) if inc else short
+        m.d.comb += way.eq(Mux(load, loaded, kept))
+        ways.append(way)
+    m.d.sync += [short.eq(Mux(incoming, ways[1], ways[0])),
+                 enough.eq(Mux(incoming, ways[1] == 0, ways[0] == 0))]
+    return short
+
+
+def plus_one(n):
+    """``n`` + 1 for a small ``n`` (a NumBeats field), as a multiplexer rather than an adder."""
+    return Array(Const(x + 1, len(n) + 1) for x in range(1 << len(n)))[n]
+
+
+def _or_all(values):
+    out = values[0]
+    for v in values[1:]:
+        out = out | v
+    return out

@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 from .layout import MAX_BEATS, CreditSlot, rd_rsp_stream, wr_rsp_stream
 from .rx_decode import rx_rsp_entry
 from .rx_front import rx_beat_layout
+from .rx_req_out import beats_held, plus_one
 
 __all__ = ["ResponseDeliver"]
 
@@ -18,6 +19,8 @@ class ResponseDeliver(wiring.Component):
 
     The response being delivered sits in a head register, loaded from the receive buffer or,
     when that is empty and the head register too, straight from the receiver's front end.
+    Whether all its beats are buffered is a register (:func:`~rtl.tl.rx_req_out.beats_held`),
+    so that neither the decision to send nor the load of the next head waits on a comparison.
 
     Parameters
     ----------
@@ -32,8 +35,9 @@ class ResponseDeliver(wiring.Component):
         A response for the head register while ``idle`` and ``head`` is empty.
     idle : Out(1)
         The head register is empty (a register).
-    beat : In(stream.Signature(rx_beat_layout)), beat_level : In
-        The response data buffer and the beats it holds.
+    beat : In(stream.Signature(rx_beat_layout)), beat_level : In, beat_in : In(1)
+        The response data buffer, the beats it holds (a register), and a beat joining it
+        (counted in ``beat_level`` from the next clock).
     rd_rsp, wr_rsp : Out
         UPLI read response beats and write responses; ``pool`` = 0.
     ret_cmd, ret_data : Out(1), slot : Out(range(5))
@@ -54,6 +58,7 @@ class ResponseDeliver(wiring.Component):
             "idle": Out(1),
             "beat": In(stream.Signature(rx_beat_layout)),
             "beat_level": In(range(data_depth + 1)),
+            "beat_in": In(1),
             "rd_rsp": Out(rd_rsp_stream()),
             "wr_rsp": Out(wr_rsp_stream()),
             "ret_cmd": Out(1),
@@ -68,13 +73,14 @@ class ResponseDeliver(wiring.Component):
         left = Signal(range(MAX_BEATS + 1))      # beats still to send
         k = Signal(range(MAX_BEATS))             # beats sent
         multi = Signal()
+        enough = Signal()                        # beat_level >= left (a register)
         m.d.comb += [self.idle.eq(~hv), multi.eq(h.num_beats != 0)]
         w, r = self.wr_rsp.payload, self.rd_rsp.payload
         m.d.comb += [
             self.wr_rsp.valid.eq(hv & ~h.rd),
             w.vc.eq(h.vc), w.tag.eq(h.tag), w.src_acc.eq(h.src_acc), w.dst_acc.eq(h.dst_acc),
             w.status.eq(h.status), w.pool.eq(0),
-            self.rd_rsp.valid.eq(hv & h.rd & (self.beat_level >= left)),
+            self.rd_rsp.valid.eq(hv & h.rd & enough),
             r.data.eq(self.beat.payload.data), r.error.eq(self.beat.payload.error),
             r.vc.eq(h.vc), r.pool.eq(0), r.tag.eq(h.tag), r.src_acc.eq(h.src_acc),
             r.dst_acc.eq(h.dst_acc), r.num_beats.eq(h.num_beats), r.status.eq(h.status),
@@ -90,15 +96,20 @@ class ResponseDeliver(wiring.Component):
             self.slot.eq(Mux(h.pool, CreditSlot.POOL, h.vc + CreditSlot.VC0)),
         ]
         nxt = Signal(rx_rsp_entry)
+        nxt_beats = Signal.like(left)
+        load = Signal()
         m.d.comb += [
             nxt.eq(Mux(self.head.valid, self.head.payload, self.direct)),
-            self.head.ready.eq(~hv | finish),
+            nxt_beats.eq(Mux(nxt.rd, plus_one(nxt.num_beats), 0)),
+            load.eq(~hv | finish),
+            self.head.ready.eq(load),
         ]
-        with m.If(~hv | finish):
+        beats_held(m, enough, left, nxt_beats, load, beat_fire, self.beat_level, self.beat_in)
+        with m.If(load):
             m.d.sync += [
                 h.eq(nxt), hv.eq(self.head.valid | self.direct_valid),
-                left.eq(Mux(nxt.rd, nxt.num_beats + 1, 0)), k.eq(0),
+                left.eq(nxt_beats), k.eq(0),
             ]
-        with m.Else():
-            m.d.sync += [left.eq(left - beat_fire), k.eq(k + beat_fire)]
+        with m.Elif(beat_fire):
+            m.d.sync += [left.eq(left - 1), k.eq(k + 1)]
         return m

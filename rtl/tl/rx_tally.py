@@ -23,7 +23,9 @@ from .layout import (
 from .rules import legal_command, request_beats
 from .rx_decode import QUADS, REQS_PER_HALF, rx_rsp_entry
 
-__all__ = ["SEGMENT_HALVES", "ControlTally", "field_length_ok", "segment_layout"]
+__all__ = [
+    "SEGMENT_HALVES", "ControlTally", "arrivals_layout", "field_length_ok", "segment_layout",
+]
 
 #: Data half-flits one group of four sectors calls for at most: four responses of four beats.
 SEGMENT_HALVES = 2 * MAX_BEATS * 4
@@ -32,6 +34,13 @@ _BLOCK_DW_BITS = (256 // 4).bit_length() - 1
 _BEAT_DW_BITS = (BEAT_BYTES // 4).bit_length() - 1
 #: Smallest segment sizes flagged (``small[j]`` = size is ``j``).
 _SMALL = 6
+
+#: Arrivals of one control half per credit class: requests, responses, and their data beats.
+arrivals_layout = data.StructLayout({
+    "req_n": range(REQS_PER_HALF + 1), "rsp_n": range(SECTORS_PER_HALF + 1),
+    "req_data": range(REQS_PER_HALF * MAX_BEATS + 1),
+    "rsp_data": range(SECTORS_PER_HALF * MAX_BEATS + 1),
+})
 
 #: The data half-flits one group of four sectors calls for, in order: a request's beats then
 #: its byte-enable half (``be``), or the beats of the responses of the group. ``size`` counts
@@ -50,14 +59,19 @@ class ControlTally(wiring.Component):
     -------
     half : In(HALF_BITS)
         The control half-flit, in step with the :class:`ControlDecoder` outputs below.
-    rsp_valid, rsp, rsp_beats, req_valid, fc_valid, errors : In
-        The :class:`ControlDecoder` outputs for ``half``.
+    rsp_valid, rsp, rsp_pick, rsp_n_in, rsp_beats, pair_beats : In
+        The :class:`ControlDecoder` outputs for ``half`` (``rsp_n_in`` is its ``rsp_n``).
+    req_valid, fc_valid, errors : In
+        The same.
     req_n : Out(range(3)), reqs : Out(ArrayLayout(request_layout, 2))
         Requests, packed: ``reqs[0 .. req_n-1]`` in sector order (``pool`` = the field's POOL).
     rsp_n : Out(range(9)), rsps : Out(ArrayLayout(rx_rsp_entry, 8))
         Responses, packed the same way.
     req_data, rsp_data : Out
         Data beats of the requests and of the responses.
+    arrivals_next : Out(arrivals_layout)
+        What ``req_n``, ``rsp_n``, ``req_data`` and ``rsp_data`` take at the clock's end
+        (combinational), for checks kept a clock ahead.
     vc_slot : Out(1)
         Some field spends VC credits (POOL = 0).
     grant : Out(credit_update_layout)
@@ -70,8 +84,8 @@ class ControlTally(wiring.Component):
     new_nz : Out(1), new_ge3 : Out(1)
         Whether their total is non-zero, at least 3.
 
-    Latency: every output is registered, one clock after the inputs. Throughput: one half-flit
-    per clock.
+    Latency: every output but ``arrivals_next`` is registered, one clock after the inputs.
+    Throughput: one half-flit per clock.
     """
 
     def __init__(self):
@@ -79,16 +93,20 @@ class ControlTally(wiring.Component):
             "half": In(HALF_BITS),
             "rsp_valid": In(SECTORS_PER_HALF),
             "rsp": In(data.ArrayLayout(rx_rsp_entry, SECTORS_PER_HALF)),
+            "rsp_pick": In(data.ArrayLayout(SECTORS_PER_HALF, SECTORS_PER_HALF)),
+            "rsp_n_in": In(range(SECTORS_PER_HALF + 1)),
             "rsp_beats": In(data.ArrayLayout(range(MAX_BEATS + 1), SECTORS_PER_HALF)),
+            "pair_beats": In(data.ArrayLayout(range(2 * MAX_BEATS + 1), SECTORS_PER_HALF // 2)),
             "req_valid": In(REQS_PER_HALF),
             "fc_valid": In(SECTORS_PER_HALF),
             "errors": In(len(RxError)),
-            "req_n": Out(range(REQS_PER_HALF + 1)),
+            "req_n": Out(arrivals_layout.members["req_n"]),
             "reqs": Out(data.ArrayLayout(request_layout, REQS_PER_HALF)),
-            "rsp_n": Out(range(SECTORS_PER_HALF + 1)),
+            "rsp_n": Out(arrivals_layout.members["rsp_n"]),
             "rsps": Out(data.ArrayLayout(rx_rsp_entry, SECTORS_PER_HALF)),
-            "req_data": Out(range(REQS_PER_HALF * MAX_BEATS + 1)),
-            "rsp_data": Out(range(SECTORS_PER_HALF * MAX_BEATS + 1)),
+            "req_data": Out(arrivals_layout.members["req_data"]),
+            "rsp_data": Out(arrivals_layout.members["rsp_data"]),
+            "arrivals_next": Out(arrivals_layout),
             "vc_slot": Out(1),
             "grant": Out(credit_update_layout),
             "errors_out": Out(len(RxError)),
@@ -101,6 +119,8 @@ class ControlTally(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         sec = control_half(self.half)
+        self._quad_beats = [Signal(range(4 * MAX_BEATS + 1), name=f"quad{q}_beats")
+                            for q in range(QUADS)]       # response beats per group
         reqs, err = self._requests(m, sec)
         self._responses(m)
         self._flow_control(m, sec)
@@ -109,12 +129,19 @@ class ControlTally(wiring.Component):
                      self.errors_any.eq(self.errors.any() | err.any())]
         vc_hits = [self.req_valid[q] & ~reqs[q].pool for q in range(QUADS)]
         vc_hits += [self.rsp_valid[s] & ~self.rsp[s].pool for s in range(SECTORS_PER_HALF)]
+        nxt = self.arrivals_next
+        m.d.comb += [quad.eq(self.pair_beats[2 * q] + self.pair_beats[2 * q + 1])
+                     for q, quad in enumerate(self._quad_beats)]
+        m.d.comb += [
+            nxt.req_data.eq(sum(Mux(self.req_valid[q],
+                                    request_beats(reqs[q].cmd, reqs[q].num_beats), 0)
+                                for q in range(QUADS))),
+            nxt.rsp_data.eq(self._quad_beats[0] + self._quad_beats[1]),
+        ]
         m.d.sync += [
             self.vc_slot.eq(Cat(*vc_hits).any()),
-            self.req_data.eq(sum(Mux(self.req_valid[q],
-                                     request_beats(reqs[q].cmd, reqs[q].num_beats), 0)
-                                 for q in range(QUADS))),
-            self.rsp_data.eq(_tree_sum([self.rsp_beats[s] for s in range(SECTORS_PER_HALF)])),
+            self.req_n.eq(nxt.req_n), self.rsp_n.eq(nxt.rsp_n),
+            self.req_data.eq(nxt.req_data), self.rsp_data.eq(nxt.rsp_data),
         ]
         big = [~(s.small[0] | s.small[1] | s.small[2]) for s in segs]
         nz = [~s.small[0] for s in segs]
@@ -147,36 +174,21 @@ class ControlTally(wiring.Component):
         m.d.comb += [err[RxError.RESERVED_COMMAND].eq(Cat(*bad_cmd).any()),
                      err[RxError.IMPOSSIBLE_LENGTH].eq(Cat(*bad_len).any())]
         v = self.req_valid
+        m.d.comb += self.arrivals_next.req_n.eq(v[0] + v[1])
         m.d.sync += [
-            self.req_n.eq(v[0] + v[1]),
             self.reqs[0].eq(Mux(v[0], reqs[0], reqs[1])), self.reqs[1].eq(reqs[1]),
         ]
         return reqs, err
 
     def _responses(self, m):
-        """Responses packed lowest sector first: output ``k`` is the ``k``-th valid input.
-
-        Built from "exactly ``k`` of the sectors below are valid" terms, not from adders, so
-        that each select is a small logic function of the valid bits."""
-        v = self.rsp_valid
+        """Responses packed lowest sector first: output ``k`` is the ``k``-th valid input, by
+        the decoder's registered picks."""
         n = SECTORS_PER_HALF
-        exactly = [[Const(1)]]                   # exactly[i][k]: k of v[0 .. i-1] set
-        for i in range(n):
-            prev = exactly[-1]
-            row = []
-            for k in range(i + 2):
-                row.append((prev[k] & ~v[i] if k <= i else Const(0))
-                           | (prev[k - 1] & v[i] if k else Const(0)))
-            exactly.append(row)
-        count = exactly[n]
-        m.d.sync += self.rsp_n.eq(_or_all([Mux(count[k], k, 0) for k in range(1, n + 1)]))
+        m.d.comb += self.arrivals_next.rsp_n.eq(self.rsp_n_in)
         for k in range(n):
-            terms = []
-            for i in range(k, n):
-                sel = Signal(name=f"pack{k}_{i}")
-                m.d.comb += sel.eq(v[i] & exactly[i][k])
-                terms.append(Mux(sel, self.rsp[i].as_value(), 0))
-            m.d.sync += self.rsps[k].eq(_or_all(terms))
+            pick = self.rsp_pick[k]
+            m.d.sync += self.rsps[k].eq(
+                _or_all([Mux(pick[i], self.rsp[i].as_value(), 0) for i in range(k, n)]))
 
     def _flow_control(self, m, sec):
         for cls in CreditClass:
@@ -203,7 +215,7 @@ class ControlTally(wiring.Component):
             data = valid & req.cmd[5]
             be = data & (req.cmd != ReqCmd.WRITE_FULL.value)
             beats = [self.rsp_beats[s] for s in range(4 * q, 4 * q + 4)]
-            sbeats = _tree_sum(beats)
+            sbeats = self._quad_beats[q]
             total = _small_sums(beats, _SMALL // 2)    # sums of response beats
             small = [~data & total[0]]
             for j in range(1, _SMALL):
@@ -261,14 +273,6 @@ def _small_sums(values, most):
         own = [v == x for x in range(most + 1)]
         dist = [_or_all([dist[a] & own[x - a] for a in range(x + 1)]) for x in range(most + 1)]
     return dist
-
-
-def _tree_sum(values):
-    """The sum of ``values`` as a balanced tree of additions (``sum`` would chain them)."""
-    while len(values) > 1:
-        values = [values[k] + values[k + 1] if k + 1 < len(values) else values[k]
-                  for k in range(0, len(values), 2)]
-    return values[0]
 
 
 def _or_all(values):
