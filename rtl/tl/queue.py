@@ -98,6 +98,7 @@ class WindowQueue(wiring.Component):
             *(self.entries_next[j].eq(nxt[j]) for j in range(window)),
             *(self.entries[j].eq(regs[j]) for j in range(window)),
         ]
+        # ``count`` is min(level, window), registered on its own: the decision reads it.
         m.d.sync += [regs.eq(nxt), level.eq(level_next),
                      self.count.eq(Mux(level_next > window, window, level_next))]
         return m

@@ -5,6 +5,7 @@ the same fields from ever being sent, README §5)."""
 from amaranth import Const, Mux, Signal
 
 from .layout import BEAT_BYTES, ReqCmd, Status
+from .logic import plus_one
 
 __all__ = ["LEGAL_COMMANDS", "READ_STATUSES", "WRITE_STATUSES", "legal_command",
            "legal_status", "request_beats", "request_length_ok"]
@@ -39,7 +40,7 @@ def legal_status(rd, status):
 
 def request_beats(cmd, num_beats):
     """Data beats of a request: ``num_beats + 1`` for a command with data (CMD[5]), else 0."""
-    return Mux(cmd[5], num_beats + 1, 0)
+    return Mux(cmd[5], plus_one(num_beats), 0)
 
 
 def request_length_ok(m, cmd, a256, length, num_beats, name):

@@ -4,6 +4,8 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .logic import or_all
+
 __all__ = ["CatchBuffer"]
 
 
@@ -65,7 +67,7 @@ class CatchBuffer(wiring.Component):
         pop = Signal()
         m.d.comb += [
             self.o.valid.eq((held & rp).any()),
-            self.o.payload.eq(_or_all([Mux(rp[j], entries[j].as_value(), 0)
+            self.o.payload.eq(or_all([Mux(rp[j], entries[j].as_value(), 0)
                                        for j in range(depth)])),
             pop.eq(self.o.valid & self.o.ready),
             self.empty.eq(~held.any()),
@@ -79,7 +81,7 @@ class CatchBuffer(wiring.Component):
             m.d.comb += write.eq(Cat(*(s & g for s, g in zip(src, more))).any()
                                  & ~(held[j] & ~rp[j]))
             with m.If(write):
-                m.d.sync += entries[j].eq(_or_all([Mux(s, self.i[k].as_value(), 0)
+                m.d.sync += entries[j].eq(or_all([Mux(s, self.i[k].as_value(), 0)
                                                    for k, s in enumerate(src)]))
             keep = held[j] & ~(pop & rp[j])
             new = self.take & write & ~(self.skip & wp[j])
@@ -99,11 +101,4 @@ def _rotate(onehot, by, most):
     ways = [Cat(onehot[n - k % n:], onehot[:n - k % n]) for k in range(most + 1)]
     if isinstance(by, int):
         return ways[by]
-    return _or_all([Mux(by == k, w, 0) for k, w in enumerate(ways)])
-
-
-def _or_all(values):
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out
+    return or_all([Mux(by == k, w, 0) for k, w in enumerate(ways)])

@@ -16,6 +16,7 @@ from .layout import (
     uncompressed_response,
     write_or_multi_response,
 )
+from .logic import or_all
 from .rules import legal_status
 
 __all__ = ["QUADS", "REQS_PER_HALF", "ControlDecoder", "rx_rsp_entry"]
@@ -183,14 +184,7 @@ class ControlDecoder(wiring.Component):
                 row.append(x)
             exactly.append(row)
         count = exactly[n]
-        m.d.sync += self.rsp_n.eq(_or_all([Mux(count[k], k, 0) for k in range(1, n + 1)]))
+        m.d.sync += self.rsp_n.eq(or_all([Mux(count[k], k, 0) for k in range(1, n + 1)]))
         for k in range(n):
             m.d.sync += self.rsp_pick[k].eq(
                 Cat(*(v[i] & exactly[i][k] if i >= k else Const(0) for i in range(n))))
-
-
-def _or_all(values):
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out

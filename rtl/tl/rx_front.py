@@ -21,6 +21,7 @@ from .layout import (
     request_layout,
     rx_error_counts,
 )
+from .logic import or_all
 from .rx_decode import REQS_PER_HALF, ControlDecoder, rx_rsp_entry
 from .rx_sequence import HalfSequencer
 from .rx_tally import ControlTally
@@ -240,10 +241,10 @@ class RxFront(wiring.Component):
         more overrun it."""
         out = Signal(limit + 1, name=f"{name}_out", init=1)     # one-hot outstanding count
         is_n = [n == k for k in range(most + 1)]
-        over = _or_all([out[x] & (n > limit - x) for x in range(limit + 1) if limit - x < most])
+        over = or_all([out[x] & (n > limit - x) for x in range(limit + 1) if limit - x < most])
         with m.If(seq.control):
             m.d.sync += out.eq(Cat(*(
-                _or_all([out[x] & is_n[k] for x in range(limit + 1) for k in range(most + 1)
+                or_all([out[x] & is_n[k] for x in range(limit + 1) for k in range(most + 1)
                          if min(limit, max(0, x + k - 1)) == y])
                 for y in range(limit + 1))))
         with m.Elif(seq.valid):
@@ -331,10 +332,3 @@ class RxFront(wiring.Component):
         m.d.sync += self.poisoned.eq(self.poisoned + poison)
         with m.If(init):
             m.d.sync += self.peer_init.eq(1)
-
-
-def _or_all(values):
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out

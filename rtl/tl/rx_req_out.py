@@ -15,9 +15,11 @@ from .layout import (
     request_layout,
     request_stream,
 )
+from .logic import or_all
+from .rules import request_beats
 from .rx_front import rx_beat_layout
 
-__all__ = ["RequestDeliver", "beats_held", "plus_one"]
+__all__ = ["RequestDeliver", "beats_held"]
 
 #: ReqAddr bits that number the 64-byte beats of a 256-byte block.
 _BEAT_LANE = slice(6, 8)
@@ -115,7 +117,7 @@ class RequestDeliver(wiring.Component):
         load = Signal()
         m.d.comb += [
             nxt.eq(Mux(self.head.valid, self.head.payload, self.direct)),
-            nxt_beats.eq(Mux(nxt.cmd[5], plus_one(nxt.num_beats), 0)),   # request_beats
+            nxt_beats.eq(request_beats(nxt.cmd, nxt.num_beats)),
             load.eq(~hv | finish),
             self.head.ready.eq(load),
         ]
@@ -187,7 +189,7 @@ def beats_held(m, enough, left, nxt_left, load, fire, level, incoming):
     def after(j, d):
         """max(0, j − (level + d)): ``short`` for a head of ``j`` beats at level + d."""
         terms = [Mux(level_is[x], j - x - d, 0) for x in range(MAX_BEATS + 1) if j - x - d > 0]
-        return _or_all(terms) if terms else Const(0, len(short))
+        return or_all(terms) if terms else Const(0, len(short))
 
     # ``incoming`` comes late (the front end's commit): both outcomes are formed first, kept
     # apart from it (``keep``) so that it only picks one at the end.
@@ -202,15 +204,3 @@ def beats_held(m, enough, left, nxt_left, load, fire, level, incoming):
     m.d.sync += [short.eq(Mux(incoming, ways[1], ways[0])),
                  enough.eq(Mux(incoming, ways[1] == 0, ways[0] == 0))]
     return short
-
-
-def plus_one(n):
-    """``n`` + 1 for a small ``n`` (a NumBeats field), as a multiplexer rather than an adder."""
-    return Array(Const(x + 1, len(n) + 1) for x in range(1 << len(n)))[n]
-
-
-def _or_all(values):
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out

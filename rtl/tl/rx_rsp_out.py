@@ -5,9 +5,10 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layout import MAX_BEATS, CreditSlot, rd_rsp_stream, wr_rsp_stream
+from .logic import plus_one
 from .rx_decode import rx_rsp_entry
 from .rx_front import rx_beat_layout
-from .rx_req_out import beats_held, plus_one
+from .rx_req_out import beats_held
 
 __all__ = ["ResponseDeliver"]
 

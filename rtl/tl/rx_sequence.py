@@ -5,6 +5,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from .logic import or_all
 from .rx_decode import QUADS
 from .rx_tally import SEGMENT_HALVES, segment_layout
 
@@ -213,7 +214,7 @@ class HalfSequencer(wiring.Component):
 def _owed_at_least(st, most):
     """``{j: halves owed >= j}`` for ``j`` in 1 .. ``most``, from the flags alone."""
     def groups(j):
-        return _or_all([st.ge(0, a) & st.ge(1, j - a) for a in range(j + 1)])
+        return or_all([st.ge(0, a) & st.ge(1, j - a) for a in range(j + 1)])
     return {j: Mux(st.lp, groups(j - 1), groups(j)) for j in range(1, most + 1)}
 
 
@@ -227,16 +228,9 @@ def _class_at(st):
         def at(x):                                  # the groups' half x places on
             in0 = ~Cat(*s0[:x + 1]).any()           # group 0 has more than x halves left
             be0 = st.be[0] & s0[x + 1]
-            be1 = st.be[1] & ~s1[0] & _or_all([s0[a] & s1[x + 1 - a] for a in range(x + 1)])
+            be1 = st.be[1] & ~s1[0] & or_all([s0[a] & s1[x + 1 - a] for a in range(x + 1)])
             high0 = st.left[0][0] ^ st.be[0] ^ (x & 1)
             high1 = st.left[1][0] ^ st.left[0][0] ^ st.be[1] ^ (x & 1)
             return Mux(in0, Cat(st.req[0], be0, high0), Cat(st.req[1], be1, high1))
         out.append(Mux(st.lp, st.lcls if p == 0 else at(p - 1), at(p)))
-    return out
-
-
-def _or_all(values):
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
     return out

@@ -20,6 +20,7 @@ from .layout import (
     request_layout,
     uncompressed_request,
 )
+from .logic import or_all
 from .rules import legal_command, request_beats
 from .rx_decode import QUADS, REQS_PER_HALF, rx_rsp_entry
 
@@ -188,7 +189,7 @@ class ControlTally(wiring.Component):
         for k in range(n):
             pick = self.rsp_pick[k]
             m.d.sync += self.rsps[k].eq(
-                _or_all([Mux(pick[i], self.rsp[i].as_value(), 0) for i in range(k, n)]))
+                or_all([Mux(pick[i], self.rsp[i].as_value(), 0) for i in range(k, n)]))
 
     def _flow_control(self, m, sec):
         for cls in CreditClass:
@@ -202,7 +203,7 @@ class ControlTally(wiring.Component):
                     else:
                         hit = self.fc_valid[s] & sub.t & (sub.vc == slot - CreditSlot.VC0)
                     hits.append(Mux(hit, sub.count, 0))
-                m.d.sync += getattr(self.grant, name)[slot].eq(_or_all(hits))
+                m.d.sync += getattr(self.grant, name)[slot].eq(or_all(hits))
 
     def _segments(self, m, reqs):
         """The data half-flits each group of four sectors calls for. The ``small`` flags come
@@ -271,12 +272,5 @@ def _small_sums(values, most):
     dist = [Const(1)] + [Const(0)] * most
     for v in values:
         own = [v == x for x in range(most + 1)]
-        dist = [_or_all([dist[a] & own[x - a] for a in range(x + 1)]) for x in range(most + 1)]
+        dist = [or_all([dist[a] & own[x - a] for a in range(x + 1)]) for x in range(most + 1)]
     return dist
-
-
-def _or_all(values):
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out
