@@ -1,7 +1,7 @@
 """UALink TL transmit: UPLI requests and responses packed into 64-byte TL flits."""
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
@@ -16,11 +16,13 @@ from .layout import (
     credit_array,
     credit_update_layout,
     flit_stream,
+    half_pair,
     upli_members,
 )
 from .queue import WindowQueue
 from .tx_compose import TxCompose
-from .tx_data import DataSequencer
+from .tx_data import DataSequencer, poison_half
+from .tx_halves import half_layout
 from .tx_intake import TxIntake
 from .tx_place import tx_req_entry, tx_rsp_entry
 
@@ -65,15 +67,18 @@ class TlTx(ConfiguredComponent):
         response was closed early and its missing beats are sent poisoned (README §5).
 
     Control half-flits are composed ahead of the flits that carry them
-    (:class:`~rtl.tl.tx_compose.TxCompose`, two clocks each, up to two ahead). The data
-    half-flits each calls for are made ready, one beat per clock, from the moment it waits at
-    the head of the record queue (:class:`~rtl.tl.tx_data.DataSequencer`); the flit emitter
-    follows the flit rule from ``owed``, the head record and how many data half-flits are
-    ready. Latency: a request or response accepted at clock ``t`` can leave in the flit
-    presented at ``t + 3`` when the link is idle and its control half-flit calls for no data,
-    ``t + 4`` when it does (the schedule waits a clock in the record queue, and the data in
-    its queue's block RAM). Throughput: one flit per clock while data is queued, except that
-    a run of control half-flits without data goes at one per two clocks.
+    (:class:`~rtl.tl.tx_compose.TxCompose`, two clocks each, up to three ahead). The data
+    half-flits each calls for are made ready, one beat per clock, from the clock after it is
+    composed (:class:`~rtl.tl.tx_data.DataSequencer`, fed from registers only); the flit
+    emitter follows the flit rule from ``owed``, the head record and how many data half-flits
+    are ready. Latency: a request or response accepted at clock ``t`` can leave in the flit
+    presented at ``t + 3`` when the link is idle: a control composed while no record is
+    queued goes straight into the flit register, and when no data is owed its first data
+    half-flit comes from the oldest beat of its data queue (in the register stage after the
+    block RAM, or at the block RAM's output), the sequencer skipping it. Throughput: one flit per clock while
+    data is queued, except that a run of control half-flits without data goes at one per two
+    clocks, and a control sent that way with more data waits a clock for its next two
+    half-flits.
     """
 
     config_class = TlConfig
@@ -115,6 +120,7 @@ class TlTx(ConfiguredComponent):
         ]
         wiring.connect(m, intake.req_entry, req_q.i)
         wiring.connect(m, intake.rsp_entry, rsp_q.i)
+        heads = []
         for name, fifo, src, dst in (("req", req_data, intake.req_beat, seq.req_data),
                                      ("rsp", rsp_data, intake.rsp_beat, seq.rsp_data)):
             # A register stage between each data queue's block RAM and the sequencer: the
@@ -126,6 +132,12 @@ class TlTx(ConfiguredComponent):
                 fifo.r_en.eq(skid.i.ready),
             ]
             wiring.connect(m, skid.o, dst)
+            # The oldest beat: in the register stage, else at the block RAM's output.
+            head = Signal(data.StructLayout({"valid": 1, "beat": src.payload.shape()}),
+                          name=f"{name}_head")
+            m.d.comb += [head.valid.eq(skid.o.valid | fifo.r_rdy),
+                         head.beat.eq(Mux(skid.o.valid, skid.o.payload, fifo.r_data))]
+            heads.append(head)
         m.d.comb += [
             comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
             comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
@@ -134,24 +146,11 @@ class TlTx(ConfiguredComponent):
             comp.grant.eq(self.grant), comp.give.eq(self.give), comp.give_init.eq(self.give_init),
             self.credits.eq(comp.credits), self.pending.eq(comp.pending),
         ]
-        self._offer_schedules(m, comp, seq.schedule)
-        self._emit(m, comp, seq)
+        wiring.connect(m, comp.schedule, seq.schedule)
+        self._emit(m, comp, seq, heads)
         return m
 
-    def _offer_schedules(self, m, comp, schedule):
-        """Offers each queued record's schedule to the data sequencer once, while the record
-        waits at the head of the record queue (the sequencer may start on it before the emitter
-        sends its control half-flit). A record offered straight from the composer has none."""
-        record = comp.record
-        offered = Signal()               # the head record's schedule was taken
-        m.d.comb += [schedule.payload.eq(comp.schedule),
-                     schedule.valid.eq(comp.queued & ~offered)]
-        with m.If(record.valid & record.ready):
-            m.d.sync += offered.eq(0)
-        with m.Elif(schedule.valid & schedule.ready):
-            m.d.sync += offered.eq(1)
-
-    def _emit(self, m, comp, seq):
+    def _emit(self, m, comp, seq, heads):
         """The flit rule of README §3: each flit from the owed data half-flits and the next
         record. The data half-flits come ready-made from ``seq``; the choice depends on
         registers (``owed``, the record queue) and on how many half-flits ``seq`` has."""
@@ -187,16 +186,25 @@ class TlTx(ConfiguredComponent):
                 nxt.msg.eq(Cat(Const(0, 1), seq.halves[0].msg)),
             ]
         with m.Else():
+            # A direct record's first data half-flit comes from the head of its data queue
+            # (nothing else is owed or queued, so the sequencer is idle); the sequencer, given
+            # the record's schedule in the next clock, skips it.
+            first = self._first_half(m, comp.first_req, heads)
+            half = Signal(half_layout)
             m.d.comb += [
-                emit.eq(has & ((halves == 0) | (seq.avail != 0))), control.eq(1),
+                half.eq(Mux(comp.direct, first.half, seq.halves[0])),
+                emit.eq(has & ((halves == 0) | Mux(comp.direct, first.valid, seq.avail != 0))),
+                control.eq(1),
                 nxt.data[0].eq(rec.half),
-                nxt.data[1].eq(Mux(halves != 0, seq.halves[0].data, 0)),
-                nxt.msg.eq(Cat(Const(0, 1), (halves != 0) & seq.halves[0].msg)),
+                nxt.data[1].eq(Mux(halves != 0, half.data, 0)),
+                nxt.msg.eq(Cat(Const(0, 1), (halves != 0) & half.msg)),
             ]
         placed = Signal()
-        m.d.comb += [go.eq(load & emit), placed.eq(go & control)]
+        m.d.comb += [go.eq(load & emit), placed.eq(go & control),
+                     comp.skip.eq(placed & (owed == 0) & comp.direct & (halves != 0))]
         with m.If(control & (owed <= 1)):
-            m.d.comb += seq.take.eq(Mux(go & ((owed == 1) | (halves != 0)), 1, 0))
+            m.d.comb += seq.take.eq(Mux(go & ((owed == 1) | ((halves != 0) & ~comp.direct)),
+                                        1, 0))
         with m.If(placed):
             m.d.comb += record.ready.eq(1)
         with m.If(load):
@@ -208,3 +216,16 @@ class TlTx(ConfiguredComponent):
                 m.d.sync += owed.eq(Mux(halves != 0, halves - 1, 0))
             with m.Elif(control):
                 m.d.sync += owed.eq(halves)
+
+    @staticmethod
+    def _first_half(m, first_req, heads):
+        """The first half-flit of the oldest beat of the request-data (``first_req``) or
+        response-data queue, as a Poisoned Data message when the beat has ``error``; ``valid``
+        when that beat is there."""
+        first = Signal(data.StructLayout({"valid": 1, "half": half_layout}))
+        for k, head in enumerate(heads):
+            with m.If(first_req if k == 0 else ~first_req):
+                beat = data.View(half_pair, head.beat.data)
+                m.d.comb += [first.valid.eq(head.valid), first.half.msg.eq(head.beat.error),
+                             first.half.data.eq(poison_half(beat[0], head.beat.error))]
+        return first

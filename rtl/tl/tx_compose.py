@@ -18,6 +18,7 @@ from .layout import (
     credit_array,
     credit_update_layout,
 )
+from .queue import WindowQueue
 from .tx_decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
 from .tx_place import (
     ControlPlacer,
@@ -27,19 +28,23 @@ from .tx_place import (
     window_members,
 )
 
-__all__ = ["RECORDS_AHEAD", "TxCompose", "record_layout"]
+__all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "record_layout"]
 
-#: Records composed ahead of the emitter: two, so that two control half-flits can go in
+#: Records composed ahead of the emitter: three, so that two control half-flits can go in
 #: consecutive flits (a swapped control with no data, then the next) although each takes two
-#: clocks to compose.
-RECORDS_AHEAD = 2
+#: clocks to compose, and the data sequencer, which sees a record's schedule only the clock
+#: after it is composed and shows its half-flits a clock later still, is never behind.
+RECORDS_AHEAD = 3
+
+#: Schedules waiting for the data sequencer: one per record with data in the record queue,
+#: one for a record sent before the sequencer finished the one before it, and one spare.
+SCHEDULES_AHEAD = RECORDS_AHEAD + 2
 
 #: What the flit emitter needs of one control half-flit: the half itself (or the Initial
-#: Credit Release Complete message), the data it calls for and how many data half-flits that is.
+#: Credit Release Complete message) and how many data half-flits it calls for.
 record_layout = data.StructLayout({
     "msg": 1,
     "half": control_half,
-    "schedule": schedule_layout,
     "halves": 7,
 })
 
@@ -70,11 +75,19 @@ class TxCompose(wiring.Component):
         that it sees what has arrived by that time.
     record : Out(stream.Signature(record_layout))
         The next control half-flits (or message), up to :data:`RECORDS_AHEAD` composed ahead.
-        When none is queued, a record without data half-flits is offered in the clock it is
-        composed (not registered; ``halves`` = 0).
-    schedule : Out(schedule_layout), queued : Out(1)
-        The schedule of the queued head record, and whether ``record`` is a queued one (only
-        queued records call for data).
+        When none is queued, the record is offered in the clock it is composed (``direct``; not
+        registered).
+    direct, first_req : Out(1)
+        ``record`` is offered straight from its placement; its first data half-flit is from the
+        request-data queue (else from the response-data queue).
+    skip : In(1)
+        The emitter takes the direct record and sends its first data half-flit itself, from
+        the head of the data queue ``first_req`` names.
+    schedule : Out(stream.Signature(schedule_layout))
+        The data each record with data calls for, in record order, for the data sequencer:
+        registered, from the clock after the record is composed (up to
+        :data:`SCHEDULES_AHEAD` wait), with ``skip`` when the emitter sent the first data
+        half-flit itself.
     credits, pending : Out(credit_array(CREDIT_BITS))
         Credits held and credits still to return, as of the records composed so far.
     """
@@ -90,8 +103,10 @@ class TxCompose(wiring.Component):
             "give_init": In(1),
             "want": In(1),
             "record": Out(stream.Signature(record_layout)),
-            "schedule": Out(schedule_layout),
-            "queued": Out(1),
+            "direct": Out(1),
+            "first_req": Out(1),
+            "skip": In(1),
+            "schedule": Out(stream.Signature(schedule_layout)),
             "credits": Out(credit_array(CREDIT_BITS)),
             "pending": Out(credit_array(CREDIT_BITS)),
         })
@@ -134,33 +149,11 @@ class TxCompose(wiring.Component):
         chosen_cand = cands[place.n_req][place.n_rsp]
         rec = Signal(record_layout)
         m.d.comb += [
-            rec.msg.eq(msg), rec.schedule.eq(place.schedule),
-            rec.halves.eq(Mux(msg, 0, chosen_cand.halves)),
+            rec.msg.eq(msg), rec.halves.eq(Mux(msg, 0, chosen_cand.halves)),
             rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
         ]
-        # The record queue, bypassed when empty by a record without data: its control
-        # half-flit goes into the flit presented the clock after (its schedule is empty, so the
-        # data sequencer, fed from the queue only, never waits on this clock's placement).
-        # Every record is written; one taken on the bypass is dropped from the queue in the
-        # next clock (``stale``), so that the write never waits on the emitter.
-        m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
-        fast = Signal()
-        stale = Signal()
-        head = Signal()
-        queued = data.View(record_layout, queue.r_data)
-        m.d.comb += [
-            head.eq(queue.r_rdy & ~stale),
-            fast.eq(chosen & ~queue.r_rdy & (msg | chosen_cand.dataless)),
-            self.record.valid.eq(head | fast),
-            self.record.payload.eq(queued),
-            queue.r_en.eq((self.record.ready & head) | stale), queue.w_data.eq(rec),
-            queue.w_en.eq(chosen),
-            self.schedule.eq(queued.schedule), self.queued.eq(head),
-        ]
-        m.d.sync += stale.eq(fast & self.record.ready)
-        with m.If(~queue.r_rdy):
-            m.d.comb += [self.record.payload.msg.eq(msg), self.record.payload.half.eq(rec.half),
-                         self.record.payload.halves.eq(0)]
+        queue = self._records(m, chosen, rec, chosen_cand)
+        room = self._schedules(m, chosen & ~msg & (chosen_cand.halves != 0), place.schedule)
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
             m.d.comb += [self.req_pop.eq(place.n_req), self.rsp_pop.eq(place.n_rsp)]
@@ -173,7 +166,7 @@ class TxCompose(wiring.Component):
                 m.d.comb += [req_out_next.eq(chosen_cand.req_out),
                              rsp_out_next.eq(chosen_cand.rsp_out)]
                 self._count_lead(m, lead, place.n_req, place.n_rsp)
-        with m.Elif(self.want & (queue.level < RECORDS_AHEAD)):
+        with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
             nonempty = (dec.n_req != 0) | (dec.n_rsp != 0) | fc_pending
             with m.If(msg_due | swap | nonempty):
@@ -185,6 +178,44 @@ class TxCompose(wiring.Component):
                 ]
         self._account(m, chosen & ~msg, place, capped)
         return m
+
+    def _records(self, m, chosen, rec, cand):
+        """The record queue, bypassed when empty: a record composed in clock B is offered at
+        once (``direct``), its control half-flit going into the flit presented the clock after.
+        Every record is written; one taken on the bypass is dropped from the queue in the next
+        clock (``stale``), so that the write never waits on the emitter."""
+        m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
+        direct = Signal()
+        stale = Signal()
+        head = Signal()
+        m.d.comb += [
+            head.eq(queue.r_rdy & ~stale),
+            direct.eq(chosen & ~queue.r_rdy),
+            self.direct.eq(direct), self.first_req.eq(cand.first_req),
+            self.record.valid.eq(head | direct),
+            self.record.payload.eq(queue.r_data),
+            queue.r_en.eq((self.record.ready & head) | stale),
+            queue.w_data.eq(rec), queue.w_en.eq(chosen),
+        ]
+        m.d.sync += stale.eq(direct & self.record.ready)
+        with m.If(~queue.r_rdy):
+            m.d.comb += self.record.payload.eq(rec)
+        return queue
+
+    def _schedules(self, m, write, schedule):
+        """The schedule queue toward the data sequencer, in registers: a schedule written in
+        clock B is offered from the next clock. Returns whether a schedule can be written in
+        the clock after next (the decision's gate)."""
+        m.submodules.sched_q = sched_q = WindowQueue(schedule_layout, SCHEDULES_AHEAD, 1,
+                                                     held=SCHEDULES_AHEAD)
+        m.d.comb += [
+            sched_q.i.valid.eq(write), sched_q.i.payload.eq(schedule),
+            sched_q.i.payload.skip.eq(self.skip),
+            self.schedule.valid.eq(sched_q.count != 0),
+            self.schedule.payload.eq(sched_q.entries[0]),
+            sched_q.pop.eq(self.schedule.valid & self.schedule.ready),
+        ]
+        return sched_q.i.ready
 
     def _account(self, m, applied, place, capped):
         """Credits spent and granted, credit returns sent and released; the credits held are
@@ -253,7 +284,7 @@ class TxCompose(wiring.Component):
         after)``: the record's own flit and the data-only flits before the next control each
         retire one item of each rate limit.
         """
-        shape = data.StructLayout({"halves": 7, "dataless": 1, "swap": 1,
+        shape = data.StructLayout({"halves": 7, "first_req": 1, "swap": 1,
                                    "req_out": range(REQ_LIMIT + 1),
                                    "rsp_out": range(RSP_LIMIT + 1)})
         rsp_halves = [0, *(2 * t for t in total)]
@@ -272,7 +303,8 @@ class TxCompose(wiring.Component):
                     halves.eq(h_req + h_rsp),
                     owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
                     flits.eq(1 + (owed >> 1)),
-                    now.halves.eq(halves), now.dataless.eq(halves == 0), now.swap.eq(owed[0]),
+                    now.halves.eq(halves), now.swap.eq(owed[0]),
+                    now.first_req.eq(Cat(*(r.beats != 0 for r in self.req[:c])).any()),
                     now.req_out.eq(Mux(req_out + c > flits, req_out + c - flits, 0)),
                     now.rsp_out.eq(Mux(rsp_out + j > flits, rsp_out + j - flits, 0)),
                 ]

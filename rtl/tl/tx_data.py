@@ -17,7 +17,7 @@ from .layout import (
 from .tx_halves import PUSH_MAX, HalfQueue, half_layout
 from .tx_place import schedule_layout
 
-__all__ = ["DataSequencer", "req_beat_layout", "rsp_beat_layout"]
+__all__ = ["DataSequencer", "poison_half", "req_beat_layout", "rsp_beat_layout"]
 
 #: A request data beat as queued: data, its byte enables and OrigDataError.
 req_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "byte_en": BEAT_BYTES, "error": 1})
@@ -59,7 +59,7 @@ class _State:
         return kind
 
 
-def _poison(half, error):
+def poison_half(half, error):
     """A data half, or the Poisoned Data message replacing it (bytes 1..31 kept) [§5.3]."""
     msg = data.View(message_half, half)
     return Mux(error, Cat(MsgType.POISONED_DATA, msg.rest), half)
@@ -73,13 +73,14 @@ class DataSequencer(wiring.Component):
     -------
     schedule : In(stream.Signature(schedule_layout))
         The data each control half-flit calls for, in control order. ``ready`` (registered)
-        is set once every beat of the schedule before it is written.
+        is set once every beat of the schedule before it is written. With ``skip`` the first
+        data half-flit is not written (the emitter sent it from the head of its data queue).
     req_data, rsp_data : In(stream)
         Heads of the request-data and response-data queues, one 64-byte beat each.
     halves : Out(ArrayLayout(half_layout, 2))
         The next two data half-flits in sequence order (valid as ``avail`` says).
     avail : Out(range(3))
-        Half-flits available now. From registers, and the beat written this clock.
+        Half-flits available now. From a register.
     take : In(range(3))
         Half-flits consumed this clock (at most ``avail``).
 
@@ -89,7 +90,7 @@ class DataSequencer(wiring.Component):
     on registers (this block's state, the queue heads' ``valid``, the half-flit queue's fill
     level, the head schedule), never on ``take``.
 
-    Latency: the first half-flit of a schedule is in ``halves`` in the clock its schedule is
+    Latency: the first half-flit of a schedule is in ``halves`` the clock after its schedule is
     accepted when its beat is at the head of its queue. Throughput: one beat (two or three
     half-flits) per clock, so two half-flits per clock while beats are queued. Overflow: none;
     the beat waits while the half-flit queue is full.
@@ -158,10 +159,14 @@ class DataSequencer(wiring.Component):
         beat = data.View(half_pair, Mux(from_req, req.payload.data, rsp.payload.data))
         error = Mux(from_req, req.payload.error, rsp.payload.error)
         be_half = Signal(byte_enable_half)
+        skip = cur.sched.skip            # the beat's first half-flit was sent already
+        halves = [poison_half(beat[k], error) for k in range(2)]
         m.d.comb += [
-            *(queue.push_data[k].data.eq(_poison(beat[k], error)) for k in range(2)),
-            *(queue.push_data[k].msg.eq(error) for k in range(2)),
+            queue.push_data[0].data.eq(Mux(skip, halves[1], halves[0])),
+            queue.push_data[1].data.eq(Mux(skip, be_half, halves[1])),
+            queue.push_data[0].msg.eq(error), queue.push_data[1].msg.eq(~skip & error),
             queue.push_data[PUSH_MAX - 1].data.eq(be_half),
+            after.sched.skip.eq(0),
         ]
         for i in range(REQS_PER_CONTROL):
             cond = cur.beats[i] != 0
@@ -184,6 +189,6 @@ class DataSequencer(wiring.Component):
         push = Signal(range(PUSH_MAX + 1))
         m.d.comb += [
             ok.eq(((from_req & req.valid) | (from_rsp & rsp.valid)) & queue.space),
-            push.eq(Mux(ok, 2 + be_now, 0)),
+            push.eq(Mux(ok, 2 + be_now - skip, 0)),
         ]
         return after, push, ok & from_req, ok & from_rsp

@@ -69,6 +69,7 @@ schedule_layout = data.StructLayout({
     "req": data.ArrayLayout(data.StructLayout({"beats": 3, "be": 1, "be_pos": 2}),
                             REQS_PER_CONTROL),
     "rsp_beats": 6,
+    "skip": 1,         # the first data half-flit went with the control, from the data queue [ours]
 })
 
 
