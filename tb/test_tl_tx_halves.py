@@ -25,15 +25,16 @@ def _half(rng):
     return {"data": rng.getrandbits(HALF_BITS), "msg": rng.getrandbits(1)}
 
 
-async def _run(dut, rng, held, clocks, p_push, p_take, fill=True):
-    """``clocks`` clocks of random traffic on the queue whose content is ``held``; returns
-    the half-flits taken and the clocks in which two were available."""
+async def _run(dut, rng, held, clocks, p_push, p_take, fill=True, sizes=range(PUSH_MAX + 1)):
+    """``clocks`` clocks of random traffic on the queue whose content is ``held``, pushes of a
+    size drawn from ``sizes``; returns the half-flits taken and the clocks in which two were
+    available."""
     taken, full_clocks = [], 0
     for _ in range(clocks):
         await FallingEdge(dut.clk)
         space = len(held) <= HALF_QUEUE_DEPTH - PUSH_MAX
         assert int(dut.space.value) == space, (len(held), int(dut.space.value))
-        push = [_half(rng) for _ in range(rng.randint(0, PUSH_MAX))] \
+        push = [_half(rng) for _ in range(rng.choice(sizes))] \
             if fill and space and rng.random() < p_push else []
         avail = min(2, len(held))
         if p_take >= 1:
@@ -73,6 +74,24 @@ async def halves_in_order(dut):
     dut._log.info("%d half-flits through", len(taken))
     await FallingEdge(dut.clk)
     assert held == [] and int(dut.avail.value) == 0 and int(dut.space.value) == 1
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def halves_stream(dut):
+    """A stream of beats (two half-flits, or three with a byte-enable half, pushed whenever
+    there is space) taken two at a time: from the second clock on, two half-flits are ready in
+    every clock, although a half-flit is seen only the clock after it is written."""
+    Clock(dut.clk, 10, unit="ns").start()
+    rng = random.Random(cocotb.RANDOM_SEED)
+    dut.push.value = 0
+    dut.take.value = 0
+    await reset(dut)
+    held, clocks = [], 500
+    taken, full = await _run(dut, rng, held, clocks, 1.0, 1.0, sizes=(2, 3))
+    assert full == clocks - 1, f"two half-flits ready in {full} of {clocks} clocks"
+    taken += (await _run(dut, rng, held, HALF_QUEUE_DEPTH + 1, 0, 1, fill=False))[0]
+    assert held == []
+    dut._log.info("%d half-flits, two ready in %d of %d clocks", len(taken), full, clocks)
 
 
 @dataclasses.dataclass(frozen=True)

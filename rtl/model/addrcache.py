@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rtl.model.tl import COMPRESSED_COMMANDS, READ, FType
+from rtl.model.tl import COMPRESSED_COMMANDS, READ, FType, within_block
 
 __all__ = [
     "ACC_BITS",
@@ -70,7 +70,6 @@ LINE_BITS = TAG_LSB - LINE_LSB                      # 14
 CWAY_BITS = 2       # [UALink 1.0 Tables 5-29, 5-31]
 WAYS = (1, 2, 4)    # up to 4 ways [UALink 1.0 §5.5]; powers of two only [ours]
 MAX_ROWS = 1024     # up to 1024 congruence classes, one per accelerator [UALink 1.0 §5.5]
-BLOCK_BYTES = 256   # a compressed request does not cross 256 bytes [UALink 1.0 Table 5-32]
 LINE_BYTES = 1 << LINE_LSB                          # 64-byte aligned [UALink 1.0 Table 5-32]
 #: ReqLen values (doublewords - 1) of 64, 128, 192 and 256 bytes
 #: [UALink 1.0 Table 5-32 LEN; §2.7.4.4].
@@ -152,7 +151,7 @@ def compressible(cmd, attr, length, addr, metadata):
             and attr == (READ_ATTR if cmd == READ else WRITE_ATTR)
             and length in COMPRESSIBLE_LENGTHS
             and addr % LINE_BYTES == 0
-            and addr % BLOCK_BYTES + nbytes <= BLOCK_BYTES
+            and within_block(addr, nbytes)          # [UALink 1.0 Table 5-32]
             and metadata >> METADATA_CARRIED_BITS == 0)
 
 

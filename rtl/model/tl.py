@@ -36,7 +36,8 @@ __all__ = [
     "encode_credit", "decode_credit", "fc_field",
     # transactions and their fields
     "Request", "ReadResponse", "WriteResponse", "Flit",
-    "request_field", "response_ftype", "response_field", "request_error", "item_halves",
+    "request_field", "response_ftype", "response_field", "request_error", "within_block",
+    "item_halves",
     "be_slot",
     "credit_table", "slot_of", "efficiency",
     # the two ends
@@ -51,6 +52,7 @@ HALF_BITS = SECTOR_BITS * HALF_SECTORS
 HALF_MASK = (1 << HALF_BITS) - 1
 BEAT_BYTES = 64
 HALF_BYTES = 32
+BLOCK_BYTES = 256           # a request stays within an aligned 256-byte block (README §4)
 BE_SLOT_BITS = 64           # byte enables of one beat in the byte-enable half-flit (README §1)
 BE_SLOTS = HALF_BITS // BE_SLOT_BITS
 REQUEST_LIMIT = 4           # source rate limits [§5.7]
@@ -423,13 +425,18 @@ def response_field(r, pool):
     return ftype, encode_field(ftype, **common, **extra)
 
 
+def within_block(addr, nbytes):
+    """Whether ``nbytes`` from byte address ``addr`` stay within one aligned 256-byte block."""
+    return addr % BLOCK_BYTES + nbytes <= BLOCK_BYTES
+
+
 def request_error(cmd, addr, length, num_beats):
     """The README §4 check of a request: ``None``, ``"reserved_command"`` or
     ``"impossible_length"`` (``addr`` is ReqAddr, ``length`` is ReqLen)."""
     if cmd not in LEGAL_COMMANDS:
         return "reserved_command"
     nbytes = 4 * (length + 1)
-    in_block = addr % 256 + nbytes <= 256
+    in_block = within_block(addr, nbytes)
     if cmd == READ:
         ok = in_block
     elif cmd >> 4 == CMD_WRITE_CLASS:

@@ -75,10 +75,10 @@ class TlTx(ConfiguredComponent):
     presented at ``t + 3`` when the link is idle: a control composed while no record is
     queued goes straight into the flit register, and when no data is owed its first data
     half-flit comes from the oldest beat of its data queue (in the register stage after the
-    block RAM, or at the block RAM's output), the sequencer skipping it. Throughput: one flit per clock while
-    data is queued, except that a run of control half-flits without data goes at one per two
-    clocks, and a control sent that way with more data waits a clock for its next two
-    half-flits.
+    block RAM, or at the block RAM's output), the sequencer skipping it. Throughput: one flit
+    per clock while data is queued, except that a run of control half-flits without data goes
+    at one per two clocks, and a control sent that way with more data waits a clock for its
+    next two half-flits.
     """
 
     config_class = TlConfig
@@ -168,6 +168,7 @@ class TlTx(ConfiguredComponent):
         ]
         emit = Signal()
         go = Signal()
+        first = self._first_half(m, comp.first_req, heads)
         with m.If(owed >= 2):
             m.d.comb += [
                 emit.eq(seq.avail == 2), seq.take.eq(Mux(go, 2, 0)),
@@ -189,7 +190,6 @@ class TlTx(ConfiguredComponent):
             # A direct record's first data half-flit comes from the head of its data queue
             # (nothing else is owed or queued, so the sequencer is idle); the sequencer, given
             # the record's schedule in the next clock, skips it.
-            first = self._first_half(m, comp.first_req, heads)
             half = Signal(half_layout)
             m.d.comb += [
                 half.eq(Mux(comp.direct, first.half, seq.halves[0])),
