@@ -45,8 +45,11 @@ def check_int(owner, name, value, allowed):
     if type(value) is not int:
         raise TypeError(f"{owner} {name} must be an integer, not {value!r}")
     if value not in allowed:
-        choices = ", ".join(str(v) for v in allowed)
-        raise ValueError(f"{owner} {name} must be one of {choices}, not {value!r}")
+        if isinstance(allowed, range) and allowed.step == 1 and len(allowed) > 8:
+            choices = f"{allowed.start} .. {allowed.stop - 1}"
+        else:
+            choices = "one of " + ", ".join(str(v) for v in allowed)
+        raise ValueError(f"{owner} {name} must be {choices}, not {value!r}")
 
 
 class ConfiguredComponent(wiring.Component):

@@ -14,6 +14,21 @@ from amaranth.lib import data, enum, stream, wiring
 from ..config import BlockConfig, check_int
 
 __all__ = [
+    "ACC_BITS",
+    "CACHE_MAX_ROWS",
+    "CACHE_TAG_BITS",
+    "CACHE_TAG_LSB",
+    "CACHE_WAYS",
+    "CWAY_BITS",
+    "AddrCacheConfig",
+    "CachePolicy",
+    "TxCacheCount",
+    "RxCacheCount",
+    "cache_decision_layout",
+    "cache_entry_layout",
+    "cached_request_layout",
+    "rx_cache_counts",
+    "tx_cache_counts",
     "BEAT_BITS",
     "BEAT_BYTES",
     "CMD_CREDIT_MAX",
@@ -363,6 +378,15 @@ class TlConfig(BlockConfig):
         credits this TL advertises [§5.8].
     rx_req_data, rx_rsp_data : int
         Receive data buffer beats: the Request Data and Response Data pool credits advertised.
+    cache_ways : int
+        Ways of the Tx and Rx address caches, 0 (no caches: requests are never compressed, and a
+        compressed request received is an error) or 1, 2, 4 [§5.5].
+    cache_rows : int
+        Rows of both address caches, 1 .. 1024.
+    cache_tx_index, cache_rx_index : str
+        The ID field each cache's rows follow (:class:`AddrCacheConfig` ``index``). The
+        defaults are an accelerator's [§5.5]; an Rx cache fed by another accelerator's Tx
+        (a direct link, or these tests) follows DSTACCID, as that Tx does.
     """
     tx_req_depth: int = 16
     tx_rsp_depth: int = 16
@@ -371,6 +395,10 @@ class TlConfig(BlockConfig):
     rx_rsp: int = 16
     rx_req_data: int = 32
     rx_rsp_data: int = 32
+    cache_ways: int = 0
+    cache_rows: int = 1024
+    cache_tx_index: str = "DSTACCID"
+    cache_rx_index: str = "SRCACCID"
 
     def __post_init__(self):
         check_int("TL", "tx_req_depth", self.tx_req_depth, range(REQ_LIMIT + 1,
@@ -383,8 +411,126 @@ class TlConfig(BlockConfig):
         # A data buffer smaller than one 256-byte transfer could never take it: deadlock.
         check_int("TL", "rx_req_data", self.rx_req_data, range(MAX_BEATS, 1025))
         check_int("TL", "rx_rsp_data", self.rx_rsp_data, range(MAX_BEATS, 1025))
+        check_int("TL", "cache_ways", self.cache_ways, (0, *CACHE_WAYS))
+        self.tx_cache, self.rx_cache                    # checks the rest of the cache fields
+
+    @property
+    def tx_cache(self):
+        """The Tx address cache's :class:`AddrCacheConfig`, or ``None`` without caches."""
+        return self._cache(self.cache_tx_index)
+
+    @property
+    def rx_cache(self):
+        """The Rx address cache's :class:`AddrCacheConfig`, or ``None`` without caches."""
+        return self._cache(self.cache_rx_index)
+
+    def _cache(self, index):
+        if not self.cache_ways:
+            return None
+        return AddrCacheConfig(ways=self.cache_ways, rows=self.cache_rows, index=index)
 
     @property
     def advertised(self):
         """Pool credits this TL's receiver releases at initialisation, by :class:`CreditClass`."""
         return (self.rx_req, self.rx_rsp, self.rx_req_data, self.rx_rsp_data)
+
+
+# Address cache (request compression) [UALink 1.0 §5.5-5.6]. ---------------------------------------
+
+ACC_BITS = 10                    # ReqSrcPhysAccID, ReqDstPhysAccID [Table 5-29]
+CWAY_BITS = 2                    # [Tables 5-29, 5-31]
+CACHE_WAYS = (1, 2, 4)           # up to 4 ways [§5.5]; powers of two only [ours]
+CACHE_MAX_ROWS = 1024            # one row per accelerator ID [§5.5]
+CACHE_TAG_LSB = 20               # an entry holds ReqAddr[56:20], a 1 MB region [Table 5-29 CLOAD]
+CACHE_TAG_BITS = Shape.cast(request_layout.members["addr"]).width - CACHE_TAG_LSB    # 37
+#: A compressed request carries ReqAddr[19:6] [Table 5-31 ADDR].
+CACHE_LINE_LSB = 6
+#: The ID fields a cache row can follow [§5.5]: an accelerator's Tx cache and a switch's Rx
+#: cache follow ReqDstPhysAccID, a switch's Tx cache and an accelerator's Rx cache
+#: ReqSrcPhysAccID.
+CACHE_INDEXES = ("DSTACCID", "SRCACCID")
+
+
+class CachePolicy(enum.Enum, shape=2):
+    """When the Tx address cache is used [ours, after the backoff modes of §5.10]: ADAPTIVE
+    backs off while the hit rate is poor, ALWAYS never backs off, NEVER is the spec's mode that
+    disables the Tx cache (requests go uncompressed, CLOAD = 0, no lookup)."""
+    ADAPTIVE = 0
+    ALWAYS = 1
+    NEVER = 2
+
+
+#: How the Tx sends one request [§5.6.2]: ``compressed`` (FTYPE 0x3 with CWAY = ``cway``),
+#: ``cload`` (uncompressed, CLOAD = 1, CWAY = ``cway``), or neither (uncompressed, CLOAD = 0,
+#: ``cway`` = 0).
+cache_decision_layout = data.StructLayout({"compressed": 1, "cload": 1, "cway": CWAY_BITS})
+
+#: A request with its cache decision. At the receiver, a compressed request's ``addr`` holds
+#: ReqAddr[19:0] (ReqAddr[5:0] = 0) until the Rx cache supplies ReqAddr[56:20].
+cached_request_layout = data.StructLayout({"req": request_layout, "cache": cache_decision_layout})
+
+#: One Tx cache entry, to invalidate.
+cache_entry_layout = data.StructLayout({"acc": ACC_BITS, "way": CWAY_BITS})
+
+
+class TxCacheCount(py_enum.IntEnum):
+    """Tx address cache counters (as in the golden model ``rtl/model/addrcache.py``)."""
+    HITS = 0
+    MISSES = 1
+    LOADS = 2
+    COMPRESSED = 3
+    UNCOMPRESSED = 4
+    INVALIDATIONS = 5
+    CLEARS = 6
+    BACKOFF_ENTRIES = 7
+
+
+class RxCacheCount(py_enum.IntEnum):
+    """Rx address cache counters: entries loaded, compressed requests expanded, errors (a
+    compressed request naming an entry never loaded, or a row or way this cache lacks; a
+    CLOAD for a row or way it lacks)."""
+    LOADS = 0
+    EXPANSIONS = 1
+    ERRORS = 2
+
+
+#: 32-bit counters, wrapping [ours], one per :class:`TxCacheCount` / :class:`RxCacheCount`.
+tx_cache_counts = data.ArrayLayout(32, len(TxCacheCount))
+rx_cache_counts = data.ArrayLayout(32, len(RxCacheCount))
+
+
+@dataclasses.dataclass(frozen=True)
+class AddrCacheConfig(BlockConfig):
+    """Parameters of one address cache, Tx or Rx.
+
+    Parameters
+    ----------
+    ways : int
+        Ways per row, 1, 2 or 4 [§5.5].
+    rows : int
+        Rows, 1 .. 1024: IDs ``0 .. rows - 1`` [§5.5]. [ours] A request to an ID at or above
+        ``rows`` is never compressed or loaded (the peer selects its row by the ID itself).
+    index : str
+        The request field that selects the row, "DSTACCID" or "SRCACCID" (:data:`CACHE_INDEXES`).
+    backoff_window, backoff_min_hits, backoff_length : int
+        Tx adaptive backoff [ours]: when a window of ``backoff_window`` looked-up cacheable
+        requests has fewer than ``backoff_min_hits`` hits, the next ``backoff_length``
+        cacheable requests skip the cache.
+    """
+    ways: int = 4
+    rows: int = CACHE_MAX_ROWS
+    index: str = "DSTACCID"
+    backoff_window: int = 64
+    backoff_min_hits: int = 8
+    backoff_length: int = 512
+
+    def __post_init__(self):
+        check_int("address cache", "ways", self.ways, CACHE_WAYS)
+        check_int("address cache", "rows", self.rows, range(1, CACHE_MAX_ROWS + 1))
+        if self.index not in CACHE_INDEXES:
+            raise ValueError(f"address cache index must be one of {CACHE_INDEXES}, "
+                             f"not {self.index!r}")
+        check_int("address cache", "backoff_window", self.backoff_window, range(1, 1 << 16))
+        check_int("address cache", "backoff_min_hits", self.backoff_min_hits,
+                  range(self.backoff_window + 1))
+        check_int("address cache", "backoff_length", self.backoff_length, range(1, 1 << 16))
