@@ -326,8 +326,9 @@ credit_update_layout = data.StructLayout({
 
 #: Width of every TL credit counter: up to 4095 credits of one class and slot [ours].
 CREDIT_BITS = 12
-#: Uncompressed requests in one control half [§5.7 footprints: sectors 3-0 and 7-4].
-REQS_PER_CONTROL = 2
+#: Requests in one control half: 4 compressed (2 sectors each) or 2 uncompressed (sectors 3-0
+#: and 7-4) [Table 5-2, §5.10].
+REQS_PER_CONTROL = 4
 #: Fairness (README §3 rules 3 and 4) [ours]: the count of requests minus responses issued
 #: saturates at -FAIR_LEAD_LIMIT and FAIR_LEAD_LIMIT - 1; while a request without data waits at
 #: the head, a control takes at most FAIR_RESPONSES_AHEAD responses more than requests.

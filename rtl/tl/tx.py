@@ -13,6 +13,7 @@ from .layout import (
     RSP_LIMIT,
     TlConfig,
     UpliError,
+    cached_request_layout,
     credit_array,
     credit_update_layout,
     flit_stream,
@@ -24,7 +25,7 @@ from .tx_compose import TxCompose
 from .tx_data import DataSequencer, poison_half
 from .tx_halves import half_layout
 from .tx_intake import TxIntake
-from .tx_place import tx_req_entry, tx_rsp_entry
+from .tx_place import encode_request, tx_req_entry, tx_rsp_entry
 
 __all__ = ["WANT_AHEAD", "TlTx"]
 
@@ -103,7 +104,8 @@ class TlTx(ConfiguredComponent):
         m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth, REQ_LIMIT)
         # Every queued response in registers: a control may take 8 and the next is decided two
         # clocks later, so a FIFO refilling one per clock would hide responses (README §3).
-        # Requests need no more: a control takes at most 2 of the 4 shown.
+        # Requests need no more: a control takes at most 4, and the composer waits while the
+        # rate limit allows more than the window shows and more wait behind it.
         m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth, RSP_LIMIT,
                                                  held=cfg.tx_rsp_depth)
         m.submodules.req_data = req_data = SyncFIFOBuffered(
@@ -118,7 +120,7 @@ class TlTx(ConfiguredComponent):
             self.upli_events[UpliError.TRUNCATED_BURST].eq(intake.req_truncated),
             self.upli_events[UpliError.RSP_SEQUENCE].eq(intake.rsp_truncated),
         ]
-        wiring.connect(m, intake.req_entry, req_q.i)
+        self._requests(m, intake.req_out, req_q.i)
         wiring.connect(m, intake.rsp_entry, rsp_q.i)
         heads = []
         for name, fifo, src, dst in (("req", req_data, intake.req_beat, seq.req_data),
@@ -140,6 +142,7 @@ class TlTx(ConfiguredComponent):
             heads.append(head)
         m.d.comb += [
             comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
+            comp.req_hidden.eq(req_q.hidden),
             comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
             comp.rsp_next.eq(rsp_q.entries_next),
             req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
@@ -149,6 +152,20 @@ class TlTx(ConfiguredComponent):
         wiring.connect(m, comp.schedule, seq.schedule)
         self._emit(m, comp, seq, heads)
         return m
+
+    def _requests(self, m, requests, queue):
+        """Requests into the request queue, through the address cache when there is one."""
+        item = Signal(cached_request_layout)
+        if self._config.tx_cache is None:
+            m.d.comb += [item.req.eq(requests.payload), queue.valid.eq(requests.valid),
+                         requests.ready.eq(queue.ready)]
+        else:
+            from .tx_cache import TxAddrCache        # (merged from branch txcache)
+            m.submodules.cache = cache = TxAddrCache(self._config.tx_cache)
+            wiring.connect(m, requests, cache.i)
+            m.d.comb += [item.eq(cache.o.payload), queue.valid.eq(cache.o.valid),
+                         cache.o.ready.eq(queue.ready)]
+        encode_request(m, item, queue.payload)
 
     def _emit(self, m, comp, seq, heads):
         """The flit rule of README §3: each flit from the owed data half-flits and the next
