@@ -10,6 +10,7 @@ import enum as py_enum
 
 from amaranth import Shape
 from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..config import BlockConfig, check_int
 
@@ -27,6 +28,7 @@ __all__ = [
     "cache_decision_layout",
     "cache_entry_layout",
     "cached_request_layout",
+    "tx_cache_port",
     "rx_cache_counts",
     "tx_cache_counts",
     "BEAT_BITS",
@@ -535,3 +537,17 @@ class AddrCacheConfig(BlockConfig):
         check_int("address cache", "backoff_min_hits", self.backoff_min_hits,
                   range(self.backoff_window + 1))
         check_int("address cache", "backoff_length", self.backoff_length, range(1, 1 << 16))
+
+
+def tx_cache_port():
+    """The Tx address cache's controls, as the cache sees them: ``policy`` (a level),
+    ``invalidate`` (one entry, a stream), ``clear_valid``/``clear_ready`` (the whole cache, a
+    handshake), ``busy`` (the clear walk runs) and ``counts``."""
+    return wiring.Signature({
+        "policy": In(CachePolicy),
+        "invalidate": In(stream.Signature(cache_entry_layout)),
+        "clear_valid": In(1),
+        "clear_ready": Out(1),
+        "busy": Out(1),
+        "counts": Out(tx_cache_counts),
+    })
