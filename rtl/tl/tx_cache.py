@@ -1,0 +1,324 @@
+"""The UALink TL Tx address cache: each request's compression decision, as a stream stage."""
+
+from amaranth import Cat, Const, Module, Mux, Shape, Signal
+from amaranth.lib import data, stream
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..config import ConfiguredComponent
+from .layout import (
+    ACC_BITS,
+    BEAT_BYTES,
+    CACHE_LINE_LSB,
+    CACHE_TAG_BITS,
+    CACHE_TAG_LSB,
+    CWAY_BITS,
+    MAX_BEATS,
+    AddrCacheConfig,
+    CachePolicy,
+    ReqCmd,
+    TxCacheCount,
+    cache_decision_layout,
+    cache_entry_layout,
+    cached_request_layout,
+    compressed_request,
+    request_layout,
+    tx_cache_counts,
+)
+
+__all__ = ["TxAddrCache"]
+
+#: Commands a compressed request can carry [Table 5-33], and their ReqAttr [Table 5-32 ATTR].
+_READ_ATTR, _WRITE_ATTR = 0xFF, 0x00
+_COMPRESSED_COMMANDS = (ReqCmd.READ, ReqCmd.WRITE, ReqCmd.WRITE_FULL)
+#: ReqMetaData bits a compressed request carries; the rest must be zero [Table 5-31 METADATA].
+_METADATA_CARRIED = Shape.cast(compressed_request.members["metadata"]).width
+#: ReqLen counts doublewords: a whole number of 64-byte lines has these low bits all ones.
+_LINE_DW_BITS = CACHE_LINE_LSB - 2
+#: A compressed request stays within one 256-byte block [Table 5-32].
+_BLOCK_LSB = (MAX_BEATS * BEAT_BYTES).bit_length() - 1
+
+
+def _row_layout(ways):
+    """One block-RAM word: a row's entries (valid + ReqAddr[56:20]) and its round-robin
+    pointer."""
+    entry = data.StructLayout({"valid": 1, "tag": CACHE_TAG_BITS})
+    return data.StructLayout({"ways": data.ArrayLayout(entry, ways), "next": range(ways)})
+
+
+#: The operation between the block-RAM read and the output register.
+_stage_layout = data.StructLayout({
+    "valid": 1,                 # an operation is held
+    "inv": 1,                   # it is an invalidate (else a request)
+    "req": request_layout,
+    "acc": ACC_BITS,            # the row ID
+    "way": CWAY_BITS,           # the invalidate's way
+    "in_range": 1,              # the row exists (and, for an invalidate, the way)
+    "cacheable": 1,             # a request meeting Table 5-32 apart from the hit
+    "fwd": 1,                   # the row was written by the operation just ahead
+})
+
+
+class TxAddrCache(ConfiguredComponent):
+    """The Tx address cache [UALink 1.0 §5.5, §5.6.2]: decides, in order, whether each request
+    goes compressed, uncompressed with CLOAD = 1, or uncompressed with CLOAD = 0, exactly as the
+    golden model :class:`rtl.model.addrcache.TxAddressCache` does.
+
+    A request is *cacheable* when it meets Table 5-32 apart from the hit (Read, Write or
+    WriteFull with its ReqAttr; 64 .. 256 bytes, 64-byte aligned, within a 256-byte block;
+    ReqMetaData[7:3] = 0) and its row ID is below ``rows``. While the cache is in use (policy
+    ALWAYS, or ADAPTIVE outside a backoff) a cacheable request that hits goes compressed with
+    the way that hit; one that misses loads the victim way (the lowest invalid way, else the
+    row's round-robin pointer, which then advances) and goes with CLOAD = 1. Adaptive windows
+    and backoffs are counted as in the model. A value of 3 on ``policy`` acts as ALWAYS [ours].
+
+    Operations are serialized: in each clock at most one of a clear, an invalidate and a
+    request is accepted, in that priority, and each takes effect in acceptance order, so a
+    model given the same operations in handshake order makes the same decisions. A change of
+    ``policy`` is taken in the first clock the stage advances (``o.ready`` or not ``o.valid``)
+    with the new value: after every operation accepted before that clock and before one
+    accepted in it; it starts a new adaptive window with no backoff pending, entries kept.
+
+    Each row is one block-RAM word holding, per way, a valid bit and ReqAddr[56:20], plus the
+    round-robin pointer. The RAM is never reset: after reset, and after each accepted clear,
+    ``busy`` is high for ``rows`` clocks while every row is written with zeros, and requests
+    and invalidates wait. A reset leaves nothing of the state before it.
+
+    Latency: a request accepted at clock ``t`` is on ``o`` from clock ``t + 2`` (the row is read
+    at ``t``, looked up and written back at ``t + 1``). Throughput: one operation per clock,
+    including back to back on one row (the row just written is forwarded to the next lookup).
+    ``o`` is a register; while it is held (``o.valid`` and not ``o.ready``) the stage stalls
+    and ``i``, ``invalidate`` and ``clear_ready`` are not ready: nothing is lost or repeated.
+    ``counts`` are registered and follow an operation by at most three clocks.
+
+    Parameters
+    ----------
+    config : AddrCacheConfig
+
+    Members
+    -------
+    i : In(stream.Signature(request_layout))
+        Requests, already checked legal.
+    o : Out(stream.Signature(cached_request_layout))
+        The same requests in order, ``req`` unchanged, with their ``cache`` decision (``cway``
+        0 when neither compressed nor loaded).
+    invalidate : In(stream.Signature(cache_entry_layout))
+        Invalidate one Tx entry; the Rx is not told [§5.5]. [ours] An entry the cache lacks
+        (``acc >= rows`` or ``way >= ways``) is ignored and not counted.
+    clear_valid : In(1), clear_ready : Out(1)
+        Invalidate every entry and reset the round-robin pointers (a handshake, taken when
+        both are high); backoff state and counters are kept. [ours] A clear while ``busy``
+        restarts the walk. (A stream with a zero-width payload would give a ``[-1:0]`` port.)
+    policy : In(CachePolicy)
+        When the cache is used, a level.
+    busy : Out(1)
+        The clear walk runs.
+    counts : Out(tx_cache_counts)
+        Counters by :class:`~rtl.tl.layout.TxCacheCount`, 32 bits, wrapping, as the model's.
+    """
+
+    config_class = AddrCacheConfig
+
+    def __init__(self, config):
+        super().__init__(config, {
+            "i": In(stream.Signature(request_layout)),
+            "o": Out(stream.Signature(cached_request_layout)),
+            "invalidate": In(stream.Signature(cache_entry_layout)),
+            "clear_valid": In(1),
+            "clear_ready": Out(1),
+            "policy": In(CachePolicy),
+            "busy": Out(1),
+            "counts": Out(tx_cache_counts),
+        })
+
+    def elaborate(self, platform):
+        # Two stages. Accept: pick the operation, start the row's block-RAM read, and register
+        # the operation with what needs only its own fields (the Table 5-32 check, whether its
+        # row exists, and whether the operation ahead writes the same row). Lookup: compare the
+        # registered tag with the row as read (or, for the row just written, which the RAM read
+        # missed, as kept in ``last``), decide, write the row back and register the decision.
+        # The whole stage advances together (``advance``), so order is kept by construction.
+        m = Module()
+        cfg = self._config
+        row = _row_layout(cfg.ways)
+        m.submodules.rows = mem = Memory(shape=row, depth=cfg.rows, init=[])
+        rd, wr = mem.read_port(), mem.write_port()       # the read sees the RAM before a write
+        advance = Signal()
+        s1 = Signal(_stage_layout)
+        last = Signal(row)                               # the row as the last operation left it
+        m.d.comb += advance.eq(~self.o.valid | self.o.ready)
+        clear = self._accept(m, advance, s1, rd)
+        new, decision, looked, hit = self._lookup(m, s1, rd.data, last)
+        entry = self._backoff(m, advance, s1, looked, hit)
+        write = Signal()
+        m.d.comb += write.eq(advance & s1.valid & s1.in_range)
+        with m.If(advance):
+            m.d.sync += [self.o.valid.eq(s1.valid & ~s1.inv),
+                         self.o.p.req.eq(s1.req), self.o.p.cache.eq(decision)]
+            with m.If(s1.valid):
+                m.d.sync += last.eq(new)
+        self._walk(m, clear, wr, write, s1.acc, new)
+        req = s1.valid & ~s1.inv
+        self._count(m, clear=clear, entry=entry, hit=advance & req & looked & hit,
+                    miss=advance & req & looked & ~hit,
+                    uncompressed=advance & req & ~(looked & hit),
+                    invalidation=write & s1.inv)
+        return m
+
+    def _accept(self, m, advance, s1, rd):
+        """Handshakes (clear > invalidate > request), the row read and the lookup stage's
+        register; returns the clear taken."""
+        cfg, inv, req = self._config, self.invalidate.p, self.i.p
+        clear = Signal()
+        nxt = Signal(_stage_layout)
+        acc = req.dst_acc if cfg.index == "DSTACCID" else req.src_acc
+        m.d.comb += [
+            self.clear_ready.eq(advance),
+            self.invalidate.ready.eq(advance & ~self.busy & ~self.clear_valid),
+            self.i.ready.eq(advance & ~self.busy & ~self.clear_valid & ~self.invalidate.valid),
+            clear.eq(self.clear_valid & advance),
+            nxt.valid.eq(~self.busy & ~self.clear_valid & (self.invalidate.valid | self.i.valid)),
+            nxt.inv.eq(self.invalidate.valid),
+            nxt.req.eq(req),
+            nxt.acc.eq(Mux(self.invalidate.valid, inv.acc, acc)),
+            nxt.way.eq(inv.way),
+            nxt.in_range.eq((nxt.acc < cfg.rows) & (~nxt.inv | (inv.way < cfg.ways))),
+            nxt.cacheable.eq(_compressible(req) & (acc < cfg.rows)),
+            nxt.fwd.eq(s1.valid & s1.in_range & (s1.acc == nxt.acc)),
+            rd.addr.eq(nxt.acc),
+            rd.en.eq(advance),
+        ]
+        with m.If(advance):
+            m.d.sync += s1.eq(nxt)
+        return clear
+
+    def _lookup(self, m, s1, read, last):
+        """The row after the operation in ``s1`` and its decision; also whether the cache was
+        looked up and whether it hit."""
+        ways = self._config.ways
+        tag = s1.req.addr[CACHE_TAG_LSB:]
+        cur = Signal.like(last)
+        m.d.comb += cur.eq(Mux(s1.fwd, last, read))
+        # Compare both candidates and pick the result: the RAM's output feeds the compare alone.
+        match = Cat(Mux(s1.fwd, _matches(last, tag, w), _matches(read, tag, w))
+                    for w in range(ways))
+        hit = match.any()
+        hit_way = _encode(match, ways)
+        free = Cat(~cur.ways[w].valid for w in range(ways))
+        victim = Signal(range(ways))
+        m.d.comb += victim.eq(cur.next)
+        for w in reversed(range(ways)):
+            with m.If(free[w]):
+                m.d.comb += victim.eq(w)
+        looked = Signal()
+        load = s1.valid & ~s1.inv & looked & ~hit
+        new = Signal.like(last)
+        m.d.comb += new.eq(cur)
+        with m.If(load & ~free.any()):
+            m.d.comb += new.next.eq(cur.next + 1)
+        for w in range(ways):
+            with m.If(load & (victim == w)):
+                m.d.comb += [new.ways[w].valid.eq(1), new.ways[w].tag.eq(tag)]
+            with m.If(s1.inv & (s1.way == w)):
+                m.d.comb += new.ways[w].valid.eq(0)
+        decision = Signal(cache_decision_layout)
+        m.d.comb += [
+            decision.compressed.eq(looked & hit),
+            decision.cload.eq(looked & ~hit),
+            decision.cway.eq(Mux(looked, Mux(hit, hit_way, victim), 0)),
+        ]
+        return new, decision, looked, hit
+
+    def _backoff(self, m, advance, s1, looked, hit):
+        """Policy and adaptive backoff [ours, after §5.10]: drives ``looked`` (the request in
+        ``s1`` uses the cache); returns the pulse of a backoff starting."""
+        cfg = self._config
+        policy = Signal(CachePolicy)                     # as of the last clock that advanced
+        seen = Signal(range(cfg.backoff_window))         # looked-up requests in this window
+        hits = Signal(range(cfg.backoff_window))         # ... of which hit
+        left = Signal(range(cfg.backoff_length + 1))     # cacheable requests still to skip
+        cacheable = s1.valid & ~s1.inv & s1.cacheable
+        adaptive = policy == CachePolicy.ADAPTIVE
+        backing = adaptive & (left != 0)
+        closes = seen == cfg.backoff_window - 1
+        poor = Mux(hit, hits + 1 < cfg.backoff_min_hits, hits < cfg.backoff_min_hits)
+        entry = Signal()
+        m.d.comb += [
+            looked.eq(cacheable & (policy != CachePolicy.NEVER) & ~backing),
+            entry.eq(advance & looked & adaptive & closes & poor),
+        ]
+        with m.If(advance):
+            m.d.sync += policy.eq(self.policy)
+        with m.If(advance & (self.policy != policy)):
+            m.d.sync += [seen.eq(0), hits.eq(0), left.eq(0)]
+        with m.Elif(advance & cacheable & backing):
+            m.d.sync += left.eq(left - 1)
+        with m.Elif(advance & looked & adaptive):
+            m.d.sync += [seen.eq(Mux(closes, 0, seen + 1)), hits.eq(Mux(closes, 0, hits + hit))]
+            with m.If(entry):
+                m.d.sync += left.eq(cfg.backoff_length)
+        return entry
+
+    def _walk(self, m, clear, wr, write, acc, new):
+        """The RAM's write port: the clear walk (``busy``) or the lookup stage's row."""
+        cfg = self._config
+        busy = Signal(init=1)
+        row = Signal(range(cfg.rows))
+        m.d.comb += [
+            self.busy.eq(busy),
+            wr.en.eq(busy | write),
+            wr.addr.eq(Mux(busy, row, acc)),
+            wr.data.eq(Mux(busy, 0, new.as_value())),
+        ]
+        with m.If(clear):
+            m.d.sync += [busy.eq(1), row.eq(0)]
+        with m.Elif(busy):
+            m.d.sync += row.eq(row + 1)
+            with m.If(row == cfg.rows - 1):
+                m.d.sync += busy.eq(0)
+
+    def _count(self, m, **events):
+        """``counts``: each event registered, then added; loads equal misses and compressed
+        requests equal hits, so those share a register."""
+        kinds = {TxCacheCount.HITS: "hit", TxCacheCount.MISSES: "miss",
+                 TxCacheCount.UNCOMPRESSED: "uncompressed",
+                 TxCacheCount.INVALIDATIONS: "invalidation", TxCacheCount.CLEARS: "clear",
+                 TxCacheCount.BACKOFF_ENTRIES: "entry"}
+        same = {TxCacheCount.LOADS: TxCacheCount.MISSES,
+                TxCacheCount.COMPRESSED: TxCacheCount.HITS}
+        tally = {}
+        for kind, event in kinds.items():
+            pulse = Signal(name=f"{kind.name.lower()}_event")
+            tally[kind] = Signal(tx_cache_counts.elem_shape, name=kind.name.lower())
+            m.d.sync += [pulse.eq(events[event]), tally[kind].eq(tally[kind] + pulse)]
+        m.d.comb += [self.counts[kind].eq(tally[same.get(kind, kind)]) for kind in TxCacheCount]
+
+
+def _compressible(req):
+    """Table 5-32 apart from the hit and the row: the model's ``compressible``."""
+    read = req.cmd == ReqCmd.READ.value
+    lines = req.len[_LINE_DW_BITS:]                  # 64-byte lines - 1
+    line = req.addr[CACHE_LINE_LSB:_BLOCK_LSB]       # the first line within its 256-byte block
+    return (_any_of(req.cmd, _COMPRESSED_COMMANDS)
+            & (req.attr == Mux(read, _READ_ATTR, _WRITE_ATTR))
+            & req.len[:_LINE_DW_BITS].all()
+            & ~req.addr[:CACHE_LINE_LSB].any()
+            & (line + lines < 1 << (_BLOCK_LSB - CACHE_LINE_LSB))
+            & ~req.metadata[_METADATA_CARRIED:].any())
+
+
+def _any_of(cmd, commands):
+    out = Const(0)
+    for c in commands:
+        out = out | (cmd == c.value)
+    return out
+
+
+def _matches(row, tag, way):
+    return row.ways[way].valid & (row.ways[way].tag == tag)
+
+
+def _encode(onehot, ways):
+    """The way of a one-hot (or empty: 0) match vector."""
+    return Cat(Cat(onehot[w] for w in range(ways) if w >> b & 1).any()
+               for b in range(max(1, (ways - 1).bit_length())))
