@@ -115,8 +115,8 @@ class Traffic:
         """``n`` requests over ``per_dest`` sequential streams in 1 MB regions of their own for
         each of ``dests`` destinations; ``order`` "cycle" takes the streams in turn."""
         rng = self.rng
-        pos = [(self.dest(), rng.randrange(IDS), rng.randrange(REGION_LINES))
-               for _ in range(dests) for _ in range(per_dest)]
+        pos = [(acc, rng.randrange(IDS), rng.randrange(REGION_LINES))
+               for acc in [self.dest() for _ in range(dests)] for _ in range(per_dest)]
         out = []
         for k in range(n):
             s = k % len(pos) if order == "cycle" else rng.randrange(len(pos))
@@ -256,8 +256,9 @@ class TB:
 
     async def run(self, requests, *, invalidate=0.0, clear=0.0, policy=0.0,
                   policies=tuple(CachePolicy)):
-        """Send ``requests``; meanwhile, each clock, an invalidate, a clear and a policy change
-        (among ``policies``) with the given probabilities."""
+        """Send ``requests``; meanwhile, each clock, an invalidate, a clear (unless one is
+        pending or running) and a policy change (among ``policies``) with the given
+        probabilities."""
         rng = self.rng
         for req in requests:
             self.i.send_nowait(**req)
@@ -265,7 +266,7 @@ class TB:
             await RisingEdge(self.dut.clk)
             if rng.random() < invalidate:
                 self.inv.send_nowait(acc=self.traffic.dest(), way=rng.randrange(WAYS_MAX))
-            if rng.random() < clear:
+            if not self.clears and not self.dut.busy.value and rng.random() < clear:
                 self.clears += 1
             if rng.random() < policy:
                 self.set_policy(rng.choice(policies))
@@ -307,7 +308,9 @@ async def tx_cache_patterns(dut, pressure):
     tb.clears += 1
     tb.set_policy(CachePolicy.ADAPTIVE)
     entries = tb.model.backoff_entries
-    await tb.run(t.streams(400, 8, order="cycle"))
+    cfg = tb.config                     # long enough to outlast a backoff already pending
+    await tb.run(t.streams(max(400, cfg.backoff_length + 2 * cfg.backoff_window + 50), 8,
+                           order="cycle"))
     assert tb.model.backoff_entries > entries, "no backoff on eight streams per destination"
     await tb.run(t.mixed(t.random_1g(300), 0.1), invalidate=0.02, policy=0.01)
     await tb.run(t.mixed(t.every_id(), 0.05), invalidate=0.01, policy=0.002,

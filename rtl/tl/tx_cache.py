@@ -43,7 +43,13 @@ def _row_layout(ways):
     """One block-RAM word: a row's entries (valid + ReqAddr[56:20]) and its round-robin
     pointer."""
     entry = data.StructLayout({"valid": 1, "tag": CACHE_TAG_BITS})
-    return data.StructLayout({"ways": data.ArrayLayout(entry, ways), "next": range(ways)})
+    return data.StructLayout({"ways": data.ArrayLayout(entry, ways), "next": _bits(ways)})
+
+
+def _bits(n):
+    """Bits of a counter of ``0 .. n - 1``, at least one (a zero-width signal becomes a
+    ``[-1:0]`` vector in the Verilog)."""
+    return max(1, (n - 1).bit_length())
 
 
 #: The operation between the block-RAM read and the output register.
@@ -141,7 +147,7 @@ class TxAddrCache(ConfiguredComponent):
         m = Module()
         cfg = self._config
         row = _row_layout(cfg.ways)
-        m.submodules.rows = mem = Memory(shape=row, depth=cfg.rows, init=[])
+        m.submodules.rows = mem = Memory(shape=row, depth=max(2, cfg.rows), init=[])
         rd, wr = mem.read_port(), mem.write_port()       # the read sees the RAM before a write
         advance = Signal()
         s1 = Signal(_stage_layout)
@@ -205,7 +211,7 @@ class TxAddrCache(ConfiguredComponent):
         hit = match.any()
         hit_way = _encode(match, ways)
         free = Cat(~cur.ways[w].valid for w in range(ways))
-        victim = Signal(range(ways))
+        victim = Signal(_bits(ways))
         m.d.comb += victim.eq(cur.next)
         for w in reversed(range(ways)):
             with m.If(free[w]):
@@ -215,7 +221,7 @@ class TxAddrCache(ConfiguredComponent):
         new = Signal.like(last)
         m.d.comb += new.eq(cur)
         with m.If(load & ~free.any()):
-            m.d.comb += new.next.eq(cur.next + 1)
+            m.d.comb += new.next.eq(cur.next + 1 if ways > 1 else 0)
         for w in range(ways):
             with m.If(load & (victim == w)):
                 m.d.comb += [new.ways[w].valid.eq(1), new.ways[w].tag.eq(tag)]
@@ -234,8 +240,8 @@ class TxAddrCache(ConfiguredComponent):
         ``s1`` uses the cache); returns the pulse of a backoff starting."""
         cfg = self._config
         policy = Signal(CachePolicy)                     # as of the last clock that advanced
-        seen = Signal(range(cfg.backoff_window))         # looked-up requests in this window
-        hits = Signal(range(cfg.backoff_window))         # ... of which hit
+        seen = Signal(_bits(cfg.backoff_window))         # looked-up requests in this window
+        hits = Signal(_bits(cfg.backoff_window))         # ... of which hit
         left = Signal(range(cfg.backoff_length + 1))     # cacheable requests still to skip
         cacheable = s1.valid & ~s1.inv & s1.cacheable
         adaptive = policy == CachePolicy.ADAPTIVE
@@ -263,7 +269,7 @@ class TxAddrCache(ConfiguredComponent):
         """The RAM's write port: the clear walk (``busy``) or the lookup stage's row."""
         cfg = self._config
         busy = Signal(init=1)
-        row = Signal(range(cfg.rows))
+        row = Signal(_bits(cfg.rows))
         m.d.comb += [
             self.busy.eq(busy),
             wr.en.eq(busy | write),
