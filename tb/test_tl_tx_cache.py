@@ -94,7 +94,7 @@ class Traffic:
         elif kind == "message":
             req.update(cmd=WRITE_MESSAGE, attr=model.WRITE_ATTR)
         elif kind == "attr":
-            req["attr"] ^= rng.randrange(1, 256)
+            req["attr"] ^= 1 << rng.randrange(8)
         elif kind == "unaligned":
             req.update(addr=base + 4 * rng.randrange(1, LINE // 4), len=LINE // 4 - 1)
         elif kind == "partial":
@@ -104,7 +104,7 @@ class Traffic:
             line = rng.randrange(1, BLOCK_LINES)
             req.update(addr=base + line * LINE, len=(BLOCK_LINES - line + 1) * LINE // 4 - 1)
         else:
-            req["metadata"] |= rng.randrange(1, 1 << 5) << model.METADATA_CARRIED_BITS
+            req["metadata"] |= 1 << rng.randrange(model.METADATA_CARRIED_BITS, 8)
         return req
 
     def mixed(self, requests, bad):
