@@ -52,7 +52,7 @@ def _bits(n):
     return max(1, (n - 1).bit_length())
 
 
-#: The operation between the block-RAM read and the output register.
+#: An operation in the pipeline, with what it needs of its own fields.
 _stage_layout = data.StructLayout({
     "valid": 1,                 # an operation is held
     "inv": 1,                   # it is an invalidate (else a request)
@@ -61,7 +61,9 @@ _stage_layout = data.StructLayout({
     "way": CWAY_BITS,           # the invalidate's way
     "in_range": 1,              # the row exists (and, for an invalidate, the way)
     "cacheable": 1,             # a request meeting Table 5-32 apart from the hit
-    "fwd": 1,                   # the row was written by the operation just ahead
+    "after": data.ArrayLayout(1, 2),    # [k]: the operation k + 1 ahead wrote the same row
+    "policy": CachePolicy,      # as it was when the operation (or this bubble) was accepted
+    "restart": 1,               # the policy changed then: a new window before this operation
 })
 
 
@@ -80,22 +82,26 @@ class TxAddrCache(ConfiguredComponent):
 
     Operations are serialized: in each clock at most one of a clear, an invalidate and a
     request is accepted, in that priority, and each takes effect in acceptance order, so a
-    model given the same operations in handshake order makes the same decisions. A change of
-    ``policy`` is taken in the first clock the stage advances (``o.ready`` or not ``o.valid``)
-    with the new value: after every operation accepted before that clock and before one
-    accepted in it; it starts a new adaptive window with no backoff pending, entries kept.
+    model given the same operations in handshake order makes the same decisions. [ours] A
+    clear waits (``clear_ready`` low) while the pipeline's first stage holds an operation, at
+    most one clock when ``o`` is ready, since nothing new enters once ``clear_valid`` is high.
+    ``policy`` is sampled in each clock the pipeline advances (``o.ready`` or not
+    ``o.valid``): a change applies to the operations accepted from that clock on, and starts
+    a new adaptive window with no backoff pending, entries kept.
 
     Each row is one block-RAM word holding, per way, a valid bit and ReqAddr[56:20], plus the
     round-robin pointer. The RAM is never reset: after reset, and after each accepted clear,
     ``busy`` is high for ``rows`` clocks while every row is written with zeros, and requests
     and invalidates wait. A reset leaves nothing of the state before it.
 
-    Latency: a request accepted at clock ``t`` is on ``o`` from clock ``t + 2`` (the row is read
-    at ``t``, looked up and written back at ``t + 1``). Throughput: one operation per clock,
-    including back to back on one row (the row just written is forwarded to the next lookup).
-    ``o`` is a register; while it is held (``o.valid`` and not ``o.ready``) the stage stalls
-    and ``i``, ``invalidate`` and ``clear_ready`` are not ready: nothing is lost or repeated.
-    ``counts`` are registered and follow an operation by at most three clocks.
+    Latency: a request accepted at clock ``t`` is on ``o`` from clock ``t + 3``: its row is read
+    at ``t``, registered at ``t + 1`` (so that the block RAM's slow output drives nothing but a
+    register), looked up and written back at ``t + 2``. Throughput: one operation per clock,
+    including back to back on one row: the rows written by the two operations ahead, which
+    the RAM read missed, are kept in registers and used instead. ``o`` is a register; while it
+    is held (``o.valid`` and not ``o.ready``) the pipeline stalls and ``i``, ``invalidate`` and
+    ``clear_ready`` are low: nothing is lost or repeated. ``counts`` are registered and follow
+    an operation by at most two clocks after its lookup.
 
     Parameters
     ----------
@@ -138,51 +144,54 @@ class TxAddrCache(ConfiguredComponent):
         })
 
     def elaborate(self, platform):
-        # Two stages. Accept: pick the operation, start the row's block-RAM read, and register
-        # the operation with what needs only its own fields (the Table 5-32 check, whether its
-        # row exists, and whether the operation ahead writes the same row). Lookup: compare the
-        # registered tag with the row as read (or, for the row just written, which the RAM read
-        # missed, as kept in ``last``), decide, write the row back and register the decision.
-        # The whole stage advances together (``advance``), so order is kept by construction.
+        # Three stages that advance together (``advance``), so order is kept by construction.
+        # Accept: pick the operation, start its row's block-RAM read, and register it with what
+        # needs only its own fields (the Table 5-32 check, whether its row exists, whether one
+        # of the two operations ahead has the same row, the policy). Read: register the RAM's
+        # output. Lookup: compare the registered tag with the registered row, or with the row
+        # as the operation one or two ahead left it (``last``, ``last2``: their writes came
+        # too late for the RAM read), decide, write the row back and register the decision.
         m = Module()
         cfg = self._config
         row = _row_layout(cfg.ways)
         m.submodules.rows = mem = Memory(shape=row, depth=max(2, cfg.rows), init=[])
         rd, wr = mem.read_port(), mem.write_port()       # the read sees the RAM before a write
         advance = Signal()
-        s1 = Signal(_stage_layout)
-        last = Signal(row)                               # the row as the last operation left it
+        s1, s2 = Signal(_stage_layout), Signal(_stage_layout)
+        read, last, last2 = Signal(row), Signal(row), Signal(row)
         m.d.comb += advance.eq(~self.o.valid | self.o.ready)
-        clear = self._accept(m, advance, s1, rd)
-        new, decision, looked, hit = self._lookup(m, s1, rd.data, last)
-        entry = self._backoff(m, advance, s1, looked, hit)
-        write = Signal()
-        m.d.comb += write.eq(advance & s1.valid & s1.in_range)
+        clear = self._accept(m, advance, s1, s2, rd)
         with m.If(advance):
-            m.d.sync += [self.o.valid.eq(s1.valid & ~s1.inv),
-                         self.o.p.req.eq(s1.req), self.o.p.cache.eq(decision)]
-            with m.If(s1.valid):
-                m.d.sync += last.eq(new)
-        self._walk(m, clear, wr, write, s1.acc, new)
-        req = s1.valid & ~s1.inv
+            m.d.sync += [s2.eq(s1), read.eq(rd.data)]
+        new, decision, looked, hit = self._lookup(m, s2, (last, last2, read))
+        entry = self._backoff(m, advance, s2, looked, hit)
+        write = Signal()
+        m.d.comb += write.eq(advance & s2.valid & s2.in_range)
+        with m.If(advance):
+            m.d.sync += [self.o.valid.eq(s2.valid & ~s2.inv),
+                         self.o.p.req.eq(s2.req), self.o.p.cache.eq(decision),
+                         last.eq(new), last2.eq(last)]
+        self._walk(m, clear, wr, write, s2.acc, new)
+        req = s2.valid & ~s2.inv
         self._count(m, clear=clear, entry=entry, hit=advance & req & looked & hit,
                     miss=advance & req & looked & ~hit,
                     uncompressed=advance & req & ~(looked & hit),
-                    invalidation=write & s1.inv)
+                    invalidation=write & s2.inv)
         return m
 
-    def _accept(self, m, advance, s1, rd):
-        """Handshakes (clear > invalidate > request), the row read and the lookup stage's
+    def _accept(self, m, advance, s1, s2, rd):
+        """Handshakes (clear > invalidate > request), the row read and the first stage's
         register; returns the clear taken."""
         cfg, inv, req = self._config, self.invalidate.p, self.i.p
         clear = Signal()
         nxt = Signal(_stage_layout)
+        policy = Signal(CachePolicy)                     # as of the last clock that advanced
         acc = req.dst_acc if cfg.index == "DSTACCID" else req.src_acc
         m.d.comb += [
-            self.clear_ready.eq(advance),
+            self.clear_ready.eq(advance & ~s1.valid),
             self.invalidate.ready.eq(advance & ~self.busy & ~self.clear_valid),
             self.i.ready.eq(advance & ~self.busy & ~self.clear_valid & ~self.invalidate.valid),
-            clear.eq(self.clear_valid & advance),
+            clear.eq(self.clear_valid & self.clear_ready),
             nxt.valid.eq(~self.busy & ~self.clear_valid & (self.invalidate.valid | self.i.valid)),
             nxt.inv.eq(self.invalidate.valid),
             nxt.req.eq(req),
@@ -190,23 +199,28 @@ class TxAddrCache(ConfiguredComponent):
             nxt.way.eq(inv.way),
             nxt.in_range.eq((nxt.acc < cfg.rows) & (~nxt.inv | (inv.way < cfg.ways))),
             nxt.cacheable.eq(_compressible(req) & (acc < cfg.rows)),
-            nxt.fwd.eq(s1.valid & s1.in_range & (s1.acc == nxt.acc)),
+            nxt.policy.eq(self.policy),
+            nxt.restart.eq(self.policy != policy),
             rd.addr.eq(nxt.acc),
             rd.en.eq(advance),
         ]
+        for k, ahead in enumerate((s1, s2)):
+            m.d.comb += nxt.after[k].eq(ahead.valid & ahead.in_range & (ahead.acc == nxt.acc))
         with m.If(advance):
-            m.d.sync += s1.eq(nxt)
+            m.d.sync += [s1.eq(nxt), policy.eq(self.policy)]
         return clear
 
-    def _lookup(self, m, s1, read, last):
-        """The row after the operation in ``s1`` and its decision; also whether the cache was
-        looked up and whether it hit."""
+    def _lookup(self, m, s2, rows):
+        """The row after the operation in ``s2`` and its decision; also whether the cache was
+        looked up and whether it hit. ``rows``: the row as the operation one ahead left it, as
+        the one two ahead left it, as read."""
         ways = self._config.ways
-        tag = s1.req.addr[CACHE_TAG_LSB:]
-        cur = Signal.like(last)
-        m.d.comb += cur.eq(Mux(s1.fwd, last, read))
-        # Compare both candidates and pick the result: the RAM's output feeds the compare alone.
-        match = Cat(Mux(s1.fwd, _matches(last, tag, w), _matches(read, tag, w))
+        tag = s2.req.addr[CACHE_TAG_LSB:]
+        cur = Signal.like(rows[0])
+        m.d.comb += cur.eq(Mux(s2.after[0], rows[0], Mux(s2.after[1], rows[1], rows[2])))
+        # Compare every candidate and pick the result: each compare has registers as inputs.
+        match = Cat(Mux(s2.after[0], _matches(rows[0], tag, w),
+                        Mux(s2.after[1], _matches(rows[1], tag, w), _matches(rows[2], tag, w)))
                     for w in range(ways))
         hit = match.any()
         hit_way = _encode(match, ways)
@@ -217,15 +231,15 @@ class TxAddrCache(ConfiguredComponent):
             with m.If(free[w]):
                 m.d.comb += victim.eq(w)
         looked = Signal()
-        load = s1.valid & ~s1.inv & looked & ~hit
-        new = Signal.like(last)
+        load = s2.valid & ~s2.inv & looked & ~hit
+        new = Signal.like(cur)
         m.d.comb += new.eq(cur)
         with m.If(load & ~free.any()):
             m.d.comb += new.next.eq(cur.next + 1 if ways > 1 else 0)
         for w in range(ways):
             with m.If(load & (victim == w)):
                 m.d.comb += [new.ways[w].valid.eq(1), new.ways[w].tag.eq(tag)]
-            with m.If(s1.inv & (s1.way == w)):
+            with m.If(s2.inv & (s2.way == w)):
                 m.d.comb += new.ways[w].valid.eq(0)
         decision = Signal(cache_decision_layout)
         m.d.comb += [
@@ -235,34 +249,34 @@ class TxAddrCache(ConfiguredComponent):
         ]
         return new, decision, looked, hit
 
-    def _backoff(self, m, advance, s1, looked, hit):
+    def _backoff(self, m, advance, s2, looked, hit):
         """Policy and adaptive backoff [ours, after §5.10]: drives ``looked`` (the request in
-        ``s1`` uses the cache); returns the pulse of a backoff starting."""
+        ``s2`` uses the cache); returns the pulse of a backoff starting."""
         cfg = self._config
-        policy = Signal(CachePolicy)                     # as of the last clock that advanced
         seen = Signal(_bits(cfg.backoff_window))         # looked-up requests in this window
         hits = Signal(_bits(cfg.backoff_window))         # ... of which hit
         left = Signal(range(cfg.backoff_length + 1))     # cacheable requests still to skip
-        cacheable = s1.valid & ~s1.inv & s1.cacheable
-        adaptive = policy == CachePolicy.ADAPTIVE
-        backing = adaptive & (left != 0)
-        closes = seen == cfg.backoff_window - 1
-        poor = Mux(hit, hits + 1 < cfg.backoff_min_hits, hits < cfg.backoff_min_hits)
+        # The state as the operation finds it: a policy change before it restarts the window.
+        seen_now, hits_now, left_now = (Mux(s2.restart, 0, v) for v in (seen, hits, left))
+        cacheable = s2.valid & ~s2.inv & s2.cacheable
+        adaptive = s2.policy == CachePolicy.ADAPTIVE
+        backing = adaptive & (left_now != 0)
+        closes = seen_now == cfg.backoff_window - 1
+        poor = Mux(hit, hits_now + 1 < cfg.backoff_min_hits, hits_now < cfg.backoff_min_hits)
         entry = Signal()
         m.d.comb += [
-            looked.eq(cacheable & (policy != CachePolicy.NEVER) & ~backing),
+            looked.eq(cacheable & (s2.policy != CachePolicy.NEVER) & ~backing),
             entry.eq(advance & looked & adaptive & closes & poor),
         ]
         with m.If(advance):
-            m.d.sync += policy.eq(self.policy)
-        with m.If(advance & (self.policy != policy)):
-            m.d.sync += [seen.eq(0), hits.eq(0), left.eq(0)]
-        with m.Elif(advance & cacheable & backing):
-            m.d.sync += left.eq(left - 1)
-        with m.Elif(advance & looked & adaptive):
-            m.d.sync += [seen.eq(Mux(closes, 0, seen + 1)), hits.eq(Mux(closes, 0, hits + hit))]
-            with m.If(entry):
-                m.d.sync += left.eq(cfg.backoff_length)
+            m.d.sync += [seen.eq(seen_now), hits.eq(hits_now), left.eq(left_now)]
+            with m.If(cacheable & backing):
+                m.d.sync += left.eq(left_now - 1)
+            with m.Elif(looked & adaptive):
+                m.d.sync += [seen.eq(Mux(closes, 0, seen_now + 1)),
+                             hits.eq(Mux(closes, 0, hits_now + hit))]
+                with m.If(entry):
+                    m.d.sync += left.eq(cfg.backoff_length)
         return entry
 
     def _walk(self, m, clear, wr, write, acc, new):
