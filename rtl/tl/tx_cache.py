@@ -1,6 +1,6 @@
 """The UALink TL Tx address cache: each request's compression decision, as a stream stage."""
 
-from amaranth import Cat, Const, Module, Mux, Shape, Signal
+from amaranth import Cat, Module, Mux, Shape, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -25,6 +25,7 @@ from .layout import (
     request_layout,
     tx_cache_counts,
 )
+from .logic import or_all
 
 __all__ = ["TxAddrCache"]
 
@@ -52,6 +53,25 @@ def _bits(n):
     return max(1, (n - 1).bit_length())
 
 
+#: Tag bits per partial compare made at the block RAM's output (one LUT4: two bit pairs).
+_PART_BITS = 2
+
+
+def _early_layout(ways):
+    """Compares made in the read stage, for the lookup stage: per way, whether each
+    :data:`_PART_BITS` of the tag equal the row's as read; whether the tag is in the row as the
+    operation one ahead found it (before its own change) and as the one two ahead left it;
+    whether it is the tag of the operation one ahead."""
+    parts = -(-CACHE_TAG_BITS // _PART_BITS)
+    return data.StructLayout({"read": data.ArrayLayout(parts, ways), "ahead": ways,
+                              "ahead2": ways, "same_tag": 1})
+
+
+def _effect_layout(ways):
+    """What the lookup stage did to its row, per way: loaded it, or invalidated it."""
+    return data.StructLayout({"loaded": ways, "cleared": ways})
+
+
 #: An operation in the pipeline, with what it needs of its own fields.
 _stage_layout = data.StructLayout({
     "valid": 1,                 # an operation is held
@@ -61,7 +81,8 @@ _stage_layout = data.StructLayout({
     "way": CWAY_BITS,           # the invalidate's way
     "in_range": 1,              # the row exists (and, for an invalidate, the way)
     "cacheable": 1,             # a request meeting Table 5-32 apart from the hit
-    "after": data.ArrayLayout(1, 2),    # [k]: the operation k + 1 ahead wrote the same row
+    "source": 3,                # one-hot: the row is as the operation one ahead left it,
+                                # as the one two ahead left it, or as read
     "policy": CachePolicy,      # as it was when the operation (or this bubble) was accepted
     "restart": 1,               # the policy changed then: a new window before this operation
 })
@@ -157,13 +178,18 @@ class TxAddrCache(ConfiguredComponent):
         m.submodules.rows = mem = Memory(shape=row, depth=max(2, cfg.rows), init=[])
         rd, wr = mem.read_port(), mem.write_port()       # the read sees the RAM before a write
         advance = Signal()
-        s1, s2 = Signal(_stage_layout), Signal(_stage_layout)
-        read, last, last2 = Signal(row), Signal(row), Signal(row)
+        s1, s2 = Signal(_stage_layout, name="s1"), Signal(_stage_layout, name="s2")
+        read, last, last2 = (Signal(row, name=n) for n in ("read", "last", "last2"))
+        cur = Signal(row)                   # the row as the operation in the lookup finds it
+        early = Signal(_early_layout(cfg.ways))
+        effect = Signal(_effect_layout(cfg.ways))
         m.d.comb += advance.eq(~self.o.valid | self.o.ready)
         clear = self._accept(m, advance, s1, s2, rd)
+        self._read(m, advance, s1, s2, rd, early, last, cur)
         with m.If(advance):
             m.d.sync += [s2.eq(s1), read.eq(rd.data)]
-        new, decision, looked, hit = self._lookup(m, s2, (last, last2, read))
+        new, decision, looked, hit = self._lookup(m, advance, s2, cur, (last, last2, read),
+                                                  early, effect)
         entry = self._backoff(m, advance, s2, looked, hit)
         write = Signal()
         m.d.comb += write.eq(advance & s2.valid & s2.in_range)
@@ -204,24 +230,48 @@ class TxAddrCache(ConfiguredComponent):
             rd.addr.eq(nxt.acc),
             rd.en.eq(advance),
         ]
-        for k, ahead in enumerate((s1, s2)):
-            m.d.comb += nxt.after[k].eq(ahead.valid & ahead.in_range & (ahead.acc == nxt.acc))
+        after = [ahead.valid & ahead.in_range & (ahead.acc == nxt.acc) for ahead in (s1, s2)]
+        m.d.comb += nxt.source.eq(Cat(after[0], ~after[0] & after[1], ~after[0] & ~after[1]))
         with m.If(advance):
             m.d.sync += [s1.eq(nxt), policy.eq(self.policy)]
         return clear
 
-    def _lookup(self, m, s2, rows):
+    def _read(self, m, advance, s1, s2, rd, early, last, cur):
+        """The read stage's compares of the tag in ``s1``: against the RAM's output, two bits
+        at a time (one LUT level after the RAM, whose output is slow), and whole against the
+        rows the two operations ahead work on (registers, or close to them)."""
+        ways = self._config.ways
+        tag, tag2 = (s.req.addr[CACHE_TAG_LSB:] for s in (s1, s2))
+        nxt = Signal.like(early)
+        for w in range(ways):
+            m.d.comb += [
+                nxt.read[w].eq(Cat(rd.data.ways[w].tag[k:k + _PART_BITS] == tag[k:k + _PART_BITS]
+                                   for k in range(0, CACHE_TAG_BITS, _PART_BITS))),
+                nxt.ahead[w].eq(_matches(cur, tag, w)),
+                nxt.ahead2[w].eq(_matches(last, tag, w)),
+            ]
+        m.d.comb += nxt.same_tag.eq(tag == tag2)
+        with m.If(advance):
+            m.d.sync += early.eq(nxt)
+
+    def _lookup(self, m, advance, s2, cur, rows, early, effect):
         """The row after the operation in ``s2`` and its decision; also whether the cache was
         looked up and whether it hit. ``rows``: the row as the operation one ahead left it, as
-        the one two ahead left it, as read."""
+        the one two ahead left it, as read; ``effect``: what the one ahead did to it."""
         ways = self._config.ways
         tag = s2.req.addr[CACHE_TAG_LSB:]
-        cur = Signal.like(rows[0])
-        m.d.comb += cur.eq(Mux(s2.after[0], rows[0], Mux(s2.after[1], rows[1], rows[2])))
-        # Compare every candidate and pick the result: each compare has registers as inputs.
-        match = Cat(Mux(s2.after[0], _matches(rows[0], tag, w),
-                        Mux(s2.after[1], _matches(rows[1], tag, w), _matches(rows[2], tag, w)))
-                    for w in range(ways))
+        pick = [s2.source[k] for k in range(len(rows))]
+        m.d.comb += cur.eq(or_all([pick[k].replicate(cur.shape().size) & rows[k].as_value()
+                                   for k in range(len(rows))]))
+        # Where the tag is, from the read stage's compares: in the row as the operation one
+        # ahead left it (from how it found it and what it did), as the one two ahead left it,
+        # or as read; only the last needs a few gates more, the AND of its partial compares.
+        match = Cat(or_all([
+            pick[0] & Mux(effect.loaded[w], early.same_tag,
+                          early.ahead[w] & ~effect.cleared[w]),
+            pick[1] & early.ahead2[w],
+            pick[2] & rows[2].ways[w].valid & early.read[w].all(),
+        ]) for w in range(ways))
         hit = match.any()
         hit_way = _encode(match, ways)
         free = Cat(~cur.ways[w].valid for w in range(ways))
@@ -231,16 +281,20 @@ class TxAddrCache(ConfiguredComponent):
             with m.If(free[w]):
                 m.d.comb += victim.eq(w)
         looked = Signal()
-        load = s2.valid & ~s2.inv & looked & ~hit
+        # What a miss would load is known before the compare ends; only ``hit`` comes late.
+        may_load = s2.valid & ~s2.inv & looked
         new = Signal.like(cur)
         m.d.comb += new.eq(cur)
-        with m.If(load & ~free.any()):
+        with m.If(may_load & ~free.any() & ~hit):
             m.d.comb += new.next.eq(cur.next + 1 if ways > 1 else 0)
         for w in range(ways):
-            with m.If(load & (victim == w)):
-                m.d.comb += [new.ways[w].valid.eq(1), new.ways[w].tag.eq(tag)]
-            with m.If(s2.inv & (s2.way == w)):
+            loaded, cleared = may_load & (victim == w) & ~hit, s2.inv & (s2.way == w)
+            with m.If(cleared):
                 m.d.comb += new.ways[w].valid.eq(0)
+            with m.If(loaded):
+                m.d.comb += [new.ways[w].valid.eq(1), new.ways[w].tag.eq(tag)]
+            with m.If(advance):
+                m.d.sync += [effect.loaded[w].eq(loaded), effect.cleared[w].eq(cleared)]
         decision = Signal(cache_decision_layout)
         m.d.comb += [
             decision.compressed.eq(looked & hit),
@@ -256,11 +310,13 @@ class TxAddrCache(ConfiguredComponent):
         seen = Signal(_bits(cfg.backoff_window))         # looked-up requests in this window
         hits = Signal(_bits(cfg.backoff_window))         # ... of which hit
         left = Signal(range(cfg.backoff_length + 1))     # cacheable requests still to skip
+        skipping = Signal()                              # left != 0, as a register
         # The state as the operation finds it: a policy change before it restarts the window.
         seen_now, hits_now, left_now = (Mux(s2.restart, 0, v) for v in (seen, hits, left))
+        skipping_now = skipping & ~s2.restart
         cacheable = s2.valid & ~s2.inv & s2.cacheable
         adaptive = s2.policy == CachePolicy.ADAPTIVE
-        backing = adaptive & (left_now != 0)
+        backing = adaptive & skipping_now
         closes = seen_now == cfg.backoff_window - 1
         poor = Mux(hit, hits_now + 1 < cfg.backoff_min_hits, hits_now < cfg.backoff_min_hits)
         entry = Signal()
@@ -269,14 +325,15 @@ class TxAddrCache(ConfiguredComponent):
             entry.eq(advance & looked & adaptive & closes & poor),
         ]
         with m.If(advance):
-            m.d.sync += [seen.eq(seen_now), hits.eq(hits_now), left.eq(left_now)]
+            m.d.sync += [seen.eq(seen_now), hits.eq(hits_now), left.eq(left_now),
+                         skipping.eq(skipping_now)]
             with m.If(cacheable & backing):
-                m.d.sync += left.eq(left_now - 1)
+                m.d.sync += [left.eq(left - 1), skipping.eq(left != 1)]
             with m.Elif(looked & adaptive):
                 m.d.sync += [seen.eq(Mux(closes, 0, seen_now + 1)),
                              hits.eq(Mux(closes, 0, hits_now + hit))]
                 with m.If(entry):
-                    m.d.sync += left.eq(cfg.backoff_length)
+                    m.d.sync += [left.eq(cfg.backoff_length), skipping.eq(1)]
         return entry
 
     def _walk(self, m, clear, wr, write, acc, new):
@@ -319,19 +376,12 @@ def _compressible(req):
     read = req.cmd == ReqCmd.READ.value
     lines = req.len[_LINE_DW_BITS:]                  # 64-byte lines - 1
     line = req.addr[CACHE_LINE_LSB:_BLOCK_LSB]       # the first line within its 256-byte block
-    return (_any_of(req.cmd, _COMPRESSED_COMMANDS)
+    return (or_all([req.cmd == c.value for c in _COMPRESSED_COMMANDS])
             & (req.attr == Mux(read, _READ_ATTR, _WRITE_ATTR))
             & req.len[:_LINE_DW_BITS].all()
             & ~req.addr[:CACHE_LINE_LSB].any()
             & (line + lines < 1 << (_BLOCK_LSB - CACHE_LINE_LSB))
             & ~req.metadata[_METADATA_CARRIED:].any())
-
-
-def _any_of(cmd, commands):
-    out = Const(0)
-    for c in commands:
-        out = out | (cmd == c.value)
-    return out
 
 
 def _matches(row, tag, way):
