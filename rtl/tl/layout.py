@@ -16,6 +16,7 @@ from ..config import BlockConfig, check_int
 
 __all__ = [
     "ACC_BITS",
+    "CACHE_LINE_LSB",
     "CACHE_MAX_ROWS",
     "CACHE_TAG_BITS",
     "CACHE_TAG_LSB",
