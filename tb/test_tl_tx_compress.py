@@ -20,6 +20,7 @@ from rtl.tl.tx import TlTx
 from sim import harness
 from sim.streams import random_pauses
 from sim.tl_env import TlTxEnv, config_credits
+from tb.test_tl_tx import _sector_diff
 from sim.tl_traffic import (
     CACHE_PATTERNS,
     as_received,
@@ -156,7 +157,8 @@ async def compress_matches_model(dut):
             (model.push_request if isinstance(item, Request) else model.push_response)(item)
         expected = model.drain()
         for k, (got, want) in enumerate(zip(flits, expected)):
-            assert got == want, f"{pattern}: flit {k} ({model.trace[k]}) differs from the model"
+            assert got == want, (f"{pattern}: flit {k} ({model.trace[k]}): sectors "
+                                 f"{_sector_diff(got, want)} (got, model) differ")
         assert len(flits) == len(expected), f"{len(flits)} flits, model {len(expected)}"
         rx = _delivered(env.config, items, flits)
         dut._log.info("%s: %d items, %d flits, %d compressed", pattern, len(items), len(flits),

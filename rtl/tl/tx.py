@@ -22,6 +22,7 @@ from .layout import (
     upli_members,
 )
 from .queue import WindowQueue
+from .tx_cache import TxAddrCache
 from .tx_compose import TxCompose
 from .tx_data import DataSequencer, poison_half
 from .tx_halves import half_layout
@@ -166,7 +167,6 @@ class TlTx(ConfiguredComponent):
             m.d.comb += [item.req.eq(requests.payload), queue.valid.eq(requests.valid),
                          requests.ready.eq(queue.ready)]
         else:
-            from .tx_cache import TxAddrCache        # (merged from branch txcache)
             m.submodules.cache = cache = TxAddrCache(self._config.tx_cache)
             wiring.connect(m, requests, cache.i)
             ctl = self.tx_cache

@@ -336,7 +336,12 @@ def encode_request(m, item, entry):
         entry.be.eq(has_data & (req.cmd != ReqCmd.WRITE_FULL.value)),
         entry.be_pos.eq(req.addr[6:8]),
     ]
+    # The code is a signal of its own: were ``short`` written in a case statement, the
+    # Verilog would hold its constant fields (FTYPE) in ``always @*`` blocks that never run
+    # in simulation.
+    code = Signal.like(short.cmd, name="req_short_cmd")
+    m.d.comb += short.cmd.eq(code)
     with m.Switch(req.cmd):
-        for cmd, code in _COMPRESSED_CMD.items():
+        for cmd, value in _COMPRESSED_CMD.items():
             with m.Case(cmd):
-                m.d.comb += short.cmd.eq(code)
+                m.d.comb += code.eq(value)
