@@ -14,8 +14,8 @@ import random
 import re
 import shutil
 import warnings
-import xml.etree.ElementTree as ElementTree
 from contextlib import contextmanager
+from xml.etree import ElementTree
 
 from amaranth.back import verilog
 

@@ -17,10 +17,26 @@ from rtl.model.tl import (
     WriteResponse,
 )
 
-__all__ = ["ALL_BYTES", "make_request", "make_read_response", "make_write_response",
-           "random_request", "random_response", "rand_errors", "as_received", "poisoned_beat",
-           "MIXES", "overhead_bytes", "payload_bytes", "random_items", "by_kind",
-           "upli_transfers", "CACHE_PATTERNS", "cacheable_request", "cache_pattern"]
+__all__ = [
+    "ALL_BYTES",
+    "CACHE_PATTERNS",
+    "MIXES",
+    "as_received",
+    "by_kind",
+    "cache_pattern",
+    "cacheable_request",
+    "make_read_response",
+    "make_request",
+    "make_write_response",
+    "overhead_bytes",
+    "payload_bytes",
+    "poisoned_beat",
+    "rand_errors",
+    "random_items",
+    "random_request",
+    "random_response",
+    "upli_transfers",
+]
 
 ALL_BYTES = (1 << 64) - 1
 

@@ -20,6 +20,7 @@ from rtl.model.tl import (
     HALF_SECTORS,
     READ,
     WRITE_FULL,
+    Flit,
     FType,
     Packer,
     Request,
@@ -28,14 +29,13 @@ from rtl.model.tl import (
     parse_control,
     place,
     request_field,
-    Flit,
 )
 from sim.tl_traffic import (
     CACHE_PATTERNS,
     as_received,
     cache_pattern,
-    make_request,
     cacheable_request,
+    make_request,
     random_response,
 )
 
@@ -50,7 +50,8 @@ def rng():
     return random.Random(seed)
 
 
-def link(config=AddrCacheConfig(), policy="always", returns=None):
+def link(config=None, policy="always", returns=None):
+    config = AddrCacheConfig() if config is None else config
     tx = TxAddressCache(config, policy)
     rx = RxAddressCache(config, index="DSTACCID")
     return Packer(returns or {}, PLENTY, address_cache=tx), tx, Unpacker(address_cache=rx), rx
@@ -127,7 +128,7 @@ def test_thrashing_backs_off(rng):
 def test_cload_then_use_in_one_control(rng):
     """A miss (CLOAD) and a hit on the entry it loads travel in one control half, the load
     below the use: the receiver's bypass must hand the new region to the compressed field."""
-    p, tx, u, rx = link(SMALL)
+    p, _, u, rx = link(SMALL)
     region = rng.randrange(1 << 37)
     items = [cacheable_request(rng, region, 2, cmd=READ, nbytes=64) for _ in range(3)]
     push(p, items)
@@ -143,7 +144,7 @@ def test_cload_then_use_in_one_control(rng):
 
 def test_four_compressed_requests_per_control(rng):
     """Once loaded, a region's reads go four to a control half, sectors 1-0 .. 7-6."""
-    p, tx, u, rx = link(SMALL)
+    p, _, u, _ = link(SMALL)
     region = rng.randrange(1 << 37)
     items = [cacheable_request(rng, region, 1, cmd=READ, nbytes=64) for _ in range(5)]
     push(p, items[:1])
@@ -160,7 +161,7 @@ def test_uncompressed_after_compressed_aligns_and_fills_the_gap(rng):
     """A compressed request (sectors 1-0) followed by an uncompressed one, which may only sit
     at 7-4: sectors 3-2 take the pending Flow Control fields."""
     returns = {"req_cmd": {"pool": 1, "vc0": 1}}
-    p, tx, u, rx = link(SMALL, returns=returns)
+    p, _, u, _ = link(SMALL, returns=returns)
     region = rng.randrange(1 << 37)
     first = cacheable_request(rng, region, 1, cmd=READ, nbytes=64)
     push(p, [first])
@@ -220,7 +221,7 @@ def test_packer_without_cache_never_compresses(rng):
 def test_receiver_rejects_a_compressed_request_to_an_unloaded_entry(rng):
     """A compressed request naming an entry the Rx never loaded yields no address: the error
     ``compressed_request``, the flit and all later ones dropped [§5.5]."""
-    tx_side, tx, _, _ = link(SMALL)
+    tx_side, _, _, _ = link(SMALL)
     region = rng.randrange(1 << 37)
     items = [cacheable_request(rng, region, 3, cmd=READ, nbytes=64) for _ in range(2)]
     push(tx_side, items)

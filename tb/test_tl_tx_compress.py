@@ -8,45 +8,34 @@ import pytest
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from rtl.model import addrcache as model_cache
-from rtl.model.tl import CLASSES, Packer, Request, Unpacker
+from rtl.model.tl import CLASSES, Packer, Request
 from rtl.tl.layout import (
     CachePolicy,
     TlConfig,
     TxCacheCount,
-    cache_entry_layout,
-    tx_cache_counts,
 )
 from rtl.tl.tx import TlTx
 from sim import harness
 from sim.streams import random_pauses
-from sim.tl_env import TlTxEnv, config_credits
-from tb.test_tl_tx import _sector_diff
+from sim.tl_env import (
+    TlTxEnv,
+    TxCacheControls,
+    config_credits,
+    delivered_with_cache,
+    model_cache_config,
+)
 from sim.tl_traffic import (
     CACHE_PATTERNS,
-    as_received,
     cacheable_request,
     make_write_response,
     random_response,
 )
+from tb.test_tl_tx import _sector_diff
 
 PLENTY = {cls: {"pool": 4000} for cls in CLASSES}
 #: Model policy names by RTL policy.
 POLICY = {CachePolicy.ADAPTIVE: "adaptive", CachePolicy.ALWAYS: "always",
           CachePolicy.NEVER: "never"}
-
-
-def model_config(config):
-    """The golden model's cache configuration from the RTL's."""
-    c = config.tx_cache
-    return model_cache.AddrCacheConfig(
-        ways=c.ways, rows=c.rows, backoff_window=c.backoff_window,
-        backoff_min_hits=c.backoff_min_hits, backoff_length=c.backoff_length)
-
-
-def receiver(config):
-    """The model's receiver and its Rx cache, which follows the Tx's row field."""
-    rx = model_cache.RxAddressCache(model_config(config), index=config.cache_tx_index)
-    return Unpacker(address_cache=rx), rx
 
 
 def requests(rng, config, pattern, n):
@@ -57,49 +46,6 @@ def requests(rng, config, pattern, n):
         dst = r.dst_acc % config.cache_rows if rng.random() < 0.95 else config.cache_rows
         out.append(cacheable_request(rng, r.addr >> 20, dst))
     return out
-
-
-class CacheControls:
-    """The ``tx_cache`` pins of a ``tl_tx`` top."""
-
-    def __init__(self, dut):
-        self.dut = dut
-        dut.tx_cache__policy.value = CachePolicy.ALWAYS.value
-        dut.tx_cache__invalidate__valid.value = 0
-        dut.tx_cache__clear_valid.value = 0
-
-    def policy(self, policy):
-        self.dut.tx_cache__policy.value = policy.value
-
-    async def invalidate(self, acc, way):
-        dut = self.dut
-        dut.tx_cache__invalidate__payload.value = cache_entry_layout.const(
-            {"acc": acc, "way": way}).as_bits()
-        dut.tx_cache__invalidate__valid.value = 1
-        while True:
-            await RisingEdge(dut.clk)
-            if dut.tx_cache__invalidate__ready.value:
-                break
-        dut.tx_cache__invalidate__valid.value = 0
-
-    async def clear(self):
-        dut = self.dut
-        dut.tx_cache__clear_valid.value = 1
-        while True:
-            await RisingEdge(dut.clk)
-            if dut.tx_cache__clear_ready.value:
-                break
-        dut.tx_cache__clear_valid.value = 0
-
-    async def idle(self):
-        """Wait while the clear walk runs (after reset)."""
-        while self.dut.tx_cache__busy.value:
-            await RisingEdge(self.dut.clk)
-
-    def counts(self):
-        """The cache's counters by :class:`TxCacheCount`."""
-        view = tx_cache_counts.from_bits(self.dut.tx_cache__counts.value.to_unsigned())
-        return {kind: int(view[kind]) for kind in TxCacheCount}
 
 
 async def _collect(env, quiet=64):
@@ -115,25 +61,12 @@ async def _collect(env, quiet=64):
     return flits
 
 
-def _delivered(config, items, flits):
-    """The flits through the model's receiver: every request intact, nothing left owed;
-    returns the receiver's Rx cache."""
-    u, rx = receiver(config)
-    for flit in flits:
-        u.feed(flit)
-    assert u.error is None, u.error
-    assert u.idle()
-    assert u.requests == [as_received(i) for i in items if isinstance(i, Request)]
-    assert rx.errors == 0
-    return rx
-
-
 @cocotb.test(timeout_time=2, timeout_unit="ms")
 async def compress_matches_model(dut):
     """Bursts queued while the link is stalled leave exactly as the model packs them, its Tx
     cache deciding in the same order; each pattern in turn, the cache reset between."""
     env = TlTxEnv(dut)
-    ctl = CacheControls(dut)
+    ctl = TxCacheControls(dut)
     for pattern in sorted(CACHE_PATTERNS):
         await env.reset()
         await ctl.idle()
@@ -150,7 +83,7 @@ async def compress_matches_model(dut):
         await env.settle()
         env.flits.set_backpressure(None)
         flits = await _collect(env)
-        tx = model_cache.TxAddressCache(model_config(env.config), "always")
+        tx = model_cache.TxAddressCache(model_cache_config(env.config), "always")
         model = Packer(config_credits(env.config), PLENTY, address_cache=tx,
                        cache_index=env.config.cache_tx_index)
         for item in items:
@@ -160,7 +93,7 @@ async def compress_matches_model(dut):
             assert got == want, (f"{pattern}: flit {k} ({model.trace[k]}): sectors "
                                  f"{_sector_diff(got, want)} (got, model) differ")
         assert len(flits) == len(expected), f"{len(flits)} flits, model {len(expected)}"
-        rx = _delivered(env.config, items, flits)
+        rx = delivered_with_cache(env.config, items, flits)
         dut._log.info("%s: %d items, %d flits, %d compressed", pattern, len(items), len(flits),
                       model.compressed_sent)
         assert rx.expansions == tx.compressed
@@ -172,7 +105,7 @@ async def compress_random_timing(dut):
     """Random idle and backpressure, Tx invalidations, clears and policy changes while
     requests stream: every request still arrives with its own address."""
     env = TlTxEnv(dut)
-    ctl = CacheControls(dut)
+    ctl = TxCacheControls(dut)
     await env.reset()
     await ctl.idle()
     env.flits.set_backpressure(random_pauses(env.rng, 0.3))
@@ -207,7 +140,7 @@ async def compress_random_timing(dut):
     ctl.policy(CachePolicy.ALWAYS)
     await env.settle(300)
     receiver_task.cancel()
-    rx = _delivered(env.config, items, flits)
+    rx = delivered_with_cache(env.config, items, flits)
     counts = ctl.counts()
     dut._log.info("%d items in %d flits; Tx cache %s", len(items), len(flits),
                   {k.name.lower(): v for k, v in counts.items()})

@@ -16,26 +16,16 @@ from ..config import BlockConfig, check_int
 
 __all__ = [
     "ACC_BITS",
+    "BEAT_BITS",
+    "BEAT_BYTES",
     "CACHE_LINE_LSB",
     "CACHE_MAX_ROWS",
     "CACHE_TAG_BITS",
     "CACHE_TAG_LSB",
     "CACHE_WAYS",
-    "CWAY_BITS",
-    "AddrCacheConfig",
-    "CachePolicy",
-    "TxCacheCount",
-    "RxCacheCount",
-    "cache_decision_layout",
-    "cache_entry_layout",
-    "cached_request_layout",
-    "tx_cache_port",
-    "rx_cache_counts",
-    "tx_cache_counts",
-    "BEAT_BITS",
-    "BEAT_BYTES",
     "CMD_CREDIT_MAX",
     "CREDIT_BITS",
+    "CWAY_BITS",
     "DATA_CREDIT_MAX",
     "FAIR_LEAD_LIMIT",
     "FAIR_RESPONSES_AHEAD",
@@ -49,16 +39,23 @@ __all__ = [
     "SECTORS_PER_HALF",
     "SECTOR_BITS",
     "UPLI_PORTS",
+    "AddrCacheConfig",
+    "CachePolicy",
     "CreditClass",
     "CreditSlot",
     "FType",
     "MsgType",
     "ReqCmd",
+    "RxCacheCount",
     "RxError",
     "Status",
     "TlConfig",
+    "TxCacheCount",
     "UpliError",
     "byte_enable_half",
+    "cache_decision_layout",
+    "cache_entry_layout",
+    "cached_request_layout",
     "compressed_request",
     "control_half",
     "credit_array",
@@ -75,7 +72,10 @@ __all__ = [
     "rd_rsp_stream",
     "request_layout",
     "request_stream",
+    "rx_cache_counts",
     "single_beat_response",
+    "tx_cache_counts",
+    "tx_cache_port",
     "uncompressed_request",
     "uncompressed_response",
     "upli_channel",
@@ -416,7 +416,7 @@ class TlConfig(BlockConfig):
         check_int("TL", "rx_req_data", self.rx_req_data, range(MAX_BEATS, 1025))
         check_int("TL", "rx_rsp_data", self.rx_rsp_data, range(MAX_BEATS, 1025))
         check_int("TL", "cache_ways", self.cache_ways, (0, *CACHE_WAYS))
-        self.tx_cache, self.rx_cache                    # checks the rest of the cache fields
+        _ = self.tx_cache, self.rx_cache                # checks the rest of the cache fields
 
     @property
     def tx_cache(self):
