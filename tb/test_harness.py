@@ -23,9 +23,8 @@ class _Field(wiring.Component):
         m = Module()
         target = self.o.code if self._in_case else Signal(3)
         m.d.comb += self.o.kind.eq(3)
-        with m.Switch(self.sel):
-            with m.Case(1):
-                m.d.comb += target.eq(4)
+        with m.Switch(self.sel), m.Case(1):
+            m.d.comb += target.eq(4)
         if not self._in_case:
             m.d.comb += self.o.code.eq(target)
         return m

@@ -17,8 +17,8 @@ from .layout import (
     credit_array,
     credit_update_layout,
     flit_stream,
-    tx_cache_port,
     half_pair,
+    tx_cache_port,
     upli_members,
 )
 from .queue import WindowQueue

@@ -5,8 +5,8 @@ from functools import reduce
 
 from amaranth import Array, Cat, Const, Module, Mux, Shape, Signal
 from amaranth.lib import data, wiring
-from amaranth.utils import exact_log2
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from .layout import (
     BEAT_BYTES,
