@@ -131,6 +131,17 @@ class Traffic:
         return [self.request(self.rng.choice(accs), self.rng.randrange(IDS),
                              self.rng.randrange(REGION_LINES)) for _ in range(n)]
 
+    def pool(self, n, regions, dests=2):
+        """Random lines of a few regions per destination: with ``regions`` a little above the
+        ways, some hits and some misses."""
+        pools = [(self.dest(outside=0), [self.rng.randrange(IDS) for _ in range(regions)])
+                 for _ in range(dests)]
+        out = []
+        for _ in range(n):
+            acc, pool = self.rng.choice(pools)
+            out.append(self.request(acc, self.rng.choice(pool), self.rng.randrange(REGION_LINES)))
+        return out
+
     def every_id(self):
         """Every ID once in a random order, then again: the second pass hits."""
         regions = [self.rng.randrange(4) for _ in range(IDS)]
@@ -319,6 +330,22 @@ async def tx_cache_patterns(dut, pressure):
     got = await tb.drain()
     for name in ("hits", "misses", "invalidations", "clears", "backoff_entries"):
         assert got[name] > 0, f"no {name}"
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
+async def tx_cache_policy(dut):
+    """Policy changes every few clocks, many of them in clocks that take no operation, while
+    the hit rate hovers around the backoff threshold: each change starts a new window with no
+    backoff pending, before the operations accepted from its clock on."""
+    rng = random.Random(cocotb.RANDOM_SEED)
+    tb = TB(dut, rng, idle=0.5, stall=0.2)
+    t = tb.traffic
+    await tb.reset(CachePolicy.ADAPTIVE)
+    await tb.run(t.pool(3000, tb.config.ways + 2), invalidate=0.01, policy=0.03,
+                 policies=(CachePolicy.ADAPTIVE, CachePolicy.ADAPTIVE, CachePolicy.ALWAYS,
+                           CachePolicy.NEVER))
+    got = await tb.drain()
+    assert got["backoff_entries"] > 0 and got["hits"] > 0
 
 
 @cocotb.test(timeout_time=5, timeout_unit="ms")
