@@ -341,7 +341,9 @@ async def tx_cache_policy(dut):
     tb = TB(dut, rng, idle=0.5, stall=0.2)
     t = tb.traffic
     await tb.reset(CachePolicy.ADAPTIVE)
-    await tb.run(t.pool(3000, tb.config.ways + 2), invalidate=0.01, policy=0.03,
+    cfg = tb.config         # a hit rate near the threshold, about four windows per change
+    regions = cfg.ways * cfg.backoff_window // max(1, cfg.backoff_min_hits)
+    await tb.run(t.pool(3000, regions), invalidate=0.01, policy=1 / (4 * cfg.backoff_window),
                  policies=(CachePolicy.ADAPTIVE, CachePolicy.ADAPTIVE, CachePolicy.ALWAYS,
                            CachePolicy.NEVER))
     got = await tb.drain()
