@@ -116,13 +116,14 @@ class TxAddrCache(ConfiguredComponent):
     and invalidates wait. A reset leaves nothing of the state before it.
 
     Latency: a request accepted at clock ``t`` is on ``o`` from clock ``t + 3``: its row is read
-    at ``t``, registered at ``t + 1`` (so that the block RAM's slow output drives nothing but a
-    register), looked up and written back at ``t + 2``. Throughput: one operation per clock,
-    including back to back on one row: the rows written by the two operations ahead, which
-    the RAM read missed, are kept in registers and used instead. ``o`` is a register; while it
-    is held (``o.valid`` and not ``o.ready``) the pipeline stalls and ``i``, ``invalidate`` and
-    ``clear_ready`` are low: nothing is lost or repeated. ``counts`` are registered and follow
-    an operation by at most two clocks after its lookup.
+    at ``t``, registered at ``t + 1`` (the block RAM's slow output feeds only that register and
+    one level of partial tag compares), looked up and written back at ``t + 2``. Throughput:
+    one operation per clock, including back to back on one row: the rows as the two operations
+    ahead left them, which the RAM read missed, are kept in registers and used instead. ``o``
+    is a register; while it is held (``o.valid`` and not ``o.ready``) the pipeline stalls and
+    ``i``, ``invalidate`` and ``clear_ready`` are low: nothing is lost or repeated. ``counts``
+    are registered: an operation accepted at ``t`` is counted from ``t + 4`` (a clear from
+    ``t + 2``) when nothing stalls.
 
     Parameters
     ----------
@@ -169,9 +170,10 @@ class TxAddrCache(ConfiguredComponent):
         # Accept: pick the operation, start its row's block-RAM read, and register it with what
         # needs only its own fields (the Table 5-32 check, whether its row exists, whether one
         # of the two operations ahead has the same row, the policy). Read: register the RAM's
-        # output. Lookup: compare the registered tag with the registered row, or with the row
-        # as the operation one or two ahead left it (``last``, ``last2``: their writes came
-        # too late for the RAM read), decide, write the row back and register the decision.
+        # output, and compare the tag with it (in pieces) and with the rows as the two
+        # operations ahead leave them (their writes come too late for the RAM read). Lookup:
+        # pick the row and its compare (``last``, ``last2`` or as read), finish the compare,
+        # decide, write the row back and register the decision.
         m = Module()
         cfg = self._config
         row = _row_layout(cfg.ways)
@@ -288,7 +290,8 @@ class TxAddrCache(ConfiguredComponent):
         with m.If(may_load & ~free.any() & ~hit):
             m.d.comb += new.next.eq(cur.next + 1 if ways > 1 else 0)
         for w in range(ways):
-            loaded, cleared = may_load & (victim == w) & ~hit, s2.inv & (s2.way == w)
+            loaded = may_load & (victim == w) & ~hit
+            cleared = s2.valid & s2.inv & (s2.way == w)
             with m.If(cleared):
                 m.d.comb += new.ways[w].valid.eq(0)
             with m.If(loaded):
