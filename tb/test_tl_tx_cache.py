@@ -176,15 +176,18 @@ class TB:
         self.clock = 0
         self.accepted = []                       # clocks in which an operation was taken
         self.delivered = []                      # clocks in which ``o`` transferred
-        self.busy_left = None                    # clocks ``busy`` must still be high
+        self.busy_left = 0                       # clocks ``busy`` must still be high
+        self.handshakes = {"clear": (dut.clear_valid, dut.clear_ready),    # in priority order
+                           "invalidate": (dut.invalidate__valid, dut.invalidate__ready),
+                           "i": (dut.i__valid, dut.i__ready)}
         Clock(dut.clk, 10, unit="ns").start()
         cocotb.start_soon(self._watch())
 
     async def reset(self, policy):
-        """Reset (the DUT walks its rows) and start a fresh model with ``policy``."""
+        """Reset (the DUT then walks its rows) and start a fresh model with ``policy``."""
         dut = self.dut
         self.model = None
-        self.clears, self.busy_left = 0, None
+        self.clears, self.busy_left = 0, self.config.rows
         dut.policy.value = policy.value
         dut.rst.value = 1
         await ClockCycles(dut.clk, 3)
@@ -221,11 +224,8 @@ class TB:
             policy = CachePolicy(int(dut.policy.value))
             if policy != self.policy:
                 m.policy, self.policy = policy.name.lower(), policy
-        taken = [name for name in ("clear", "invalidate", "i")
-                 if int(getattr(dut, f"{name}_valid" if name == "clear" else f"{name}__valid")
-                        .value)
-                 and int(getattr(dut, f"{name}_ready" if name == "clear" else f"{name}__ready")
-                         .value)]
+        taken = [name for name, (valid, ready) in self.handshakes.items()
+                 if int(valid.value) and int(ready.value)]
         assert len(taken) <= 1, f"clock {self.clock}: {taken} taken together"
         if taken:
             self.accepted.append(self.clock)
@@ -245,12 +245,9 @@ class TB:
                 (bits, m.request(acc, req.cmd, req.attr, req.len, req.addr, req.metadata)))
 
     def _check_busy(self):
-        """``busy`` for exactly ``rows`` clocks after each clear."""
+        """``busy`` for exactly ``rows`` clocks after reset and after each clear."""
         busy = int(self.dut.busy.value)
-        if self.busy_left is None:                          # after reset: until it first falls
-            if not busy:
-                self.busy_left = 0
-        elif self.busy_left:
+        if self.busy_left:
             assert busy, f"clock {self.clock}: busy fell {self.busy_left} clocks early"
             self.busy_left -= 1
         else:
