@@ -8,9 +8,10 @@ counter must equal the model's and nothing may be left. Traffic: streaming in on
 four and eight interleaved streams per destination (eight thrash four ways, and the adaptive
 backoff engages); random addresses over 1 GB; every one of the 1024 IDs, twice (IDs at or above
 ``rows`` included); requests that Table 5-32 rules out mixed in; invalidates, clears and
-policy changes at random; random idle on ``i`` and backpressure on ``o``. Also: one operation
-per clock with ``o`` always ready; a reset mid-stream leaves no stale entry; configuration
-checks.
+policy changes at random; random idle on ``i`` and backpressure on ``o``. Also: policy changes
+every few windows with a hit rate near the backoff threshold; one operation per clock with ``o``
+always ready; a reset mid-stream leaves no stale state; ``busy`` for exactly ``rows`` clocks
+after reset and each clear; configuration checks.
 """
 
 import collections
@@ -131,6 +132,17 @@ class Traffic:
         return [self.request(self.rng.choice(accs), self.rng.randrange(IDS),
                              self.rng.randrange(REGION_LINES)) for _ in range(n)]
 
+    def pool(self, n, regions, dests=2):
+        """Random lines of a few regions per destination: with ``regions`` a little above the
+        ways, some hits and some misses."""
+        pools = [(self.dest(outside=0), [self.rng.randrange(IDS) for _ in range(regions)])
+                 for _ in range(dests)]
+        out = []
+        for _ in range(n):
+            acc, pool = self.rng.choice(pools)
+            out.append(self.request(acc, self.rng.choice(pool), self.rng.randrange(REGION_LINES)))
+        return out
+
     def every_id(self):
         """Every ID once in a random order, then again: the second pass hits."""
         regions = [self.rng.randrange(4) for _ in range(IDS)]
@@ -165,15 +177,18 @@ class TB:
         self.clock = 0
         self.accepted = []                       # clocks in which an operation was taken
         self.delivered = []                      # clocks in which ``o`` transferred
-        self.busy_left = None                    # clocks ``busy`` must still be high
+        self.busy_left = 0                       # clocks ``busy`` must still be high
+        self.handshakes = {"clear": (dut.clear_valid, dut.clear_ready),    # in priority order
+                           "invalidate": (dut.invalidate__valid, dut.invalidate__ready),
+                           "i": (dut.i__valid, dut.i__ready)}
         Clock(dut.clk, 10, unit="ns").start()
         cocotb.start_soon(self._watch())
 
     async def reset(self, policy):
-        """Reset (the DUT walks its rows) and start a fresh model with ``policy``."""
+        """Reset (the DUT then walks its rows) and start a fresh model with ``policy``."""
         dut = self.dut
         self.model = None
-        self.clears, self.busy_left = 0, None
+        self.clears, self.busy_left = 0, self.config.rows
         dut.policy.value = policy.value
         dut.rst.value = 1
         await ClockCycles(dut.clk, 3)
@@ -210,11 +225,8 @@ class TB:
             policy = CachePolicy(int(dut.policy.value))
             if policy != self.policy:
                 m.policy, self.policy = policy.name.lower(), policy
-        taken = [name for name in ("clear", "invalidate", "i")
-                 if int(getattr(dut, f"{name}_valid" if name == "clear" else f"{name}__valid")
-                        .value)
-                 and int(getattr(dut, f"{name}_ready" if name == "clear" else f"{name}__ready")
-                         .value)]
+        taken = [name for name, (valid, ready) in self.handshakes.items()
+                 if int(valid.value) and int(ready.value)]
         assert len(taken) <= 1, f"clock {self.clock}: {taken} taken together"
         if taken:
             self.accepted.append(self.clock)
@@ -234,12 +246,9 @@ class TB:
                 (bits, m.request(acc, req.cmd, req.attr, req.len, req.addr, req.metadata)))
 
     def _check_busy(self):
-        """``busy`` for exactly ``rows`` clocks after each clear."""
+        """``busy`` for exactly ``rows`` clocks after reset and after each clear."""
         busy = int(self.dut.busy.value)
-        if self.busy_left is None:                          # after reset: until it first falls
-            if not busy:
-                self.busy_left = 0
-        elif self.busy_left:
+        if self.busy_left:
             assert busy, f"clock {self.clock}: busy fell {self.busy_left} clocks early"
             self.busy_left -= 1
         else:
@@ -322,6 +331,24 @@ async def tx_cache_patterns(dut, pressure):
 
 
 @cocotb.test(timeout_time=5, timeout_unit="ms")
+async def tx_cache_policy(dut):
+    """Policy changes every few clocks, many of them in clocks that take no operation, while
+    the hit rate hovers around the backoff threshold: each change starts a new window with no
+    backoff pending, before the operations accepted from its clock on."""
+    rng = random.Random(cocotb.RANDOM_SEED)
+    tb = TB(dut, rng, idle=0.5, stall=0.2)
+    t = tb.traffic
+    await tb.reset(CachePolicy.ADAPTIVE)
+    cfg = tb.config         # a hit rate near the threshold, about four windows per change
+    regions = cfg.ways * cfg.backoff_window // max(1, cfg.backoff_min_hits)
+    await tb.run(t.pool(3000, regions), invalidate=0.01, policy=1 / (4 * cfg.backoff_window),
+                 policies=(CachePolicy.ADAPTIVE, CachePolicy.ADAPTIVE, CachePolicy.ALWAYS,
+                           CachePolicy.NEVER))
+    got = await tb.drain()
+    assert got["backoff_entries"] > 0 and got["hits"] > 0
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
 async def tx_cache_full_rate(dut):
     """With ``i`` always valid and ``o`` always ready, ``o`` transfers every clock once the
     pipeline is full: requests back to back to one row (loads, hits and round-robin
@@ -346,10 +373,10 @@ async def tx_cache_full_rate(dut):
     for _ in range(300):
         tb.inv.send_nowait(acc=acc, way=rng.randrange(tb.config.ways))
     first = len(tb.accepted)
-    await tb.run(one_row + one_row)
+    await tb.run(one_row * 3)           # outlasts the invalidates, which go first
     await tb.inv.wait()
     taken = tb.accepted[first:]
-    assert taken[-1] - taken[0] + 1 == len(taken) == 700, \
+    assert taken[-1] - taken[0] + 1 == len(taken) == 900, \
         f"{len(taken)} operations over {taken[-1] - taken[0] + 1} clocks"
     await tb.drain()
     dut._log.info("%d requests out in %d clocks", len(requests), clocks[-1] - clocks[0] + 1)

@@ -116,13 +116,14 @@ class TxAddrCache(ConfiguredComponent):
     and invalidates wait. A reset leaves nothing of the state before it.
 
     Latency: a request accepted at clock ``t`` is on ``o`` from clock ``t + 3``: its row is read
-    at ``t``, registered at ``t + 1`` (so that the block RAM's slow output drives nothing but a
-    register), looked up and written back at ``t + 2``. Throughput: one operation per clock,
-    including back to back on one row: the rows written by the two operations ahead, which
-    the RAM read missed, are kept in registers and used instead. ``o`` is a register; while it
-    is held (``o.valid`` and not ``o.ready``) the pipeline stalls and ``i``, ``invalidate`` and
-    ``clear_ready`` are low: nothing is lost or repeated. ``counts`` are registered and follow
-    an operation by at most two clocks after its lookup.
+    at ``t``, registered at ``t + 1`` (the block RAM's slow output feeds only that register and
+    one level of partial tag compares), looked up and written back at ``t + 2``. Throughput:
+    one operation per clock, including back to back on one row: the rows as the two operations
+    ahead left them, which the RAM read missed, are kept in registers and used instead. ``o``
+    is a register; while it is held (``o.valid`` and not ``o.ready``) the pipeline stalls and
+    ``i``, ``invalidate`` and ``clear_ready`` are low: nothing is lost or repeated. ``counts``
+    are registered: an operation accepted at ``t`` is counted from ``t + 4`` (a clear from
+    ``t + 2``) when nothing stalls.
 
     Parameters
     ----------
@@ -168,10 +169,12 @@ class TxAddrCache(ConfiguredComponent):
         # Three stages that advance together (``advance``), so order is kept by construction.
         # Accept: pick the operation, start its row's block-RAM read, and register it with what
         # needs only its own fields (the Table 5-32 check, whether its row exists, whether one
-        # of the two operations ahead has the same row, the policy). Read: register the RAM's
-        # output. Lookup: compare the registered tag with the registered row, or with the row
-        # as the operation one or two ahead left it (``last``, ``last2``: their writes came
-        # too late for the RAM read), decide, write the row back and register the decision.
+        # of the two operations ahead has the same row, the policy). Read: compare the tag with
+        # the RAM's output (in pieces) and with the rows as the two operations ahead leave
+        # them (their writes come too late for the RAM read); register the row as read, or as
+        # the operation two ahead left it (``older``). Lookup: pick the row (``last`` if the
+        # operation one ahead had it, else ``older``) and its compare, finish the compare,
+        # decide, write the row back and register the decision.
         m = Module()
         cfg = self._config
         row = _row_layout(cfg.ways)
@@ -179,7 +182,8 @@ class TxAddrCache(ConfiguredComponent):
         rd, wr = mem.read_port(), mem.write_port()       # the read sees the RAM before a write
         advance = Signal()
         s1, s2 = Signal(_stage_layout, name="s1"), Signal(_stage_layout, name="s2")
-        read, last, last2 = (Signal(row, name=n) for n in ("read", "last", "last2"))
+        last = Signal(row, name="last")     # the row as the last lookup left it
+        older = Signal(row, name="older")   # ... as the one before left it, or as read
         cur = Signal(row)                   # the row as the operation in the lookup finds it
         early = Signal(_early_layout(cfg.ways))
         effect = Signal(_effect_layout(cfg.ways))
@@ -187,16 +191,16 @@ class TxAddrCache(ConfiguredComponent):
         clear = self._accept(m, advance, s1, s2, rd)
         self._read(m, advance, s1, s2, rd, early, last, cur)
         with m.If(advance):
-            m.d.sync += [s2.eq(s1), read.eq(rd.data)]
-        new, decision, looked, hit = self._lookup(m, advance, s2, cur, (last, last2, read),
-                                                  early, effect)
+            m.d.sync += [s2.eq(s1), older.eq(Mux(s1.source[1], last, rd.data))]
+        new, decision, looked, hit = self._lookup(m, advance, s2, cur, last, older, early,
+                                                  effect)
         entry = self._backoff(m, advance, s2, looked, hit)
         write = Signal()
         m.d.comb += write.eq(advance & s2.valid & s2.in_range)
         with m.If(advance):
             m.d.sync += [self.o.valid.eq(s2.valid & ~s2.inv),
                          self.o.p.req.eq(s2.req), self.o.p.cache.eq(decision),
-                         last.eq(new), last2.eq(last)]
+                         last.eq(new)]
         self._walk(m, clear, wr, write, s2.acc, new)
         req = s2.valid & ~s2.inv
         self._count(m, clear=clear, entry=entry, hit=advance & req & looked & hit,
@@ -254,15 +258,15 @@ class TxAddrCache(ConfiguredComponent):
         with m.If(advance):
             m.d.sync += early.eq(nxt)
 
-    def _lookup(self, m, advance, s2, cur, rows, early, effect):
+    def _lookup(self, m, advance, s2, cur, last, older, early, effect):
         """The row after the operation in ``s2`` and its decision; also whether the cache was
-        looked up and whether it hit. ``rows``: the row as the operation one ahead left it, as
-        the one two ahead left it, as read; ``effect``: what the one ahead did to it."""
+        looked up and whether it hit. ``last``: the row as the operation one ahead left it,
+        ``effect``: what that did to it; ``older``: the row as the one two ahead left it, or
+        as read."""
         ways = self._config.ways
         tag = s2.req.addr[CACHE_TAG_LSB:]
-        pick = [s2.source[k] for k in range(len(rows))]
-        m.d.comb += cur.eq(or_all([pick[k].replicate(cur.shape().size) & rows[k].as_value()
-                                   for k in range(len(rows))]))
+        pick = s2.source
+        m.d.comb += cur.eq(Mux(pick[0], last, older))
         # Where the tag is, from the read stage's compares: in the row as the operation one
         # ahead left it (from how it found it and what it did), as the one two ahead left it,
         # or as read; only the last needs a few gates more, the AND of its partial compares.
@@ -270,7 +274,7 @@ class TxAddrCache(ConfiguredComponent):
             pick[0] & Mux(effect.loaded[w], early.same_tag,
                           early.ahead[w] & ~effect.cleared[w]),
             pick[1] & early.ahead2[w],
-            pick[2] & rows[2].ways[w].valid & early.read[w].all(),
+            pick[2] & older.ways[w].valid & early.read[w].all(),
         ]) for w in range(ways))
         hit = match.any()
         hit_way = _encode(match, ways)
@@ -288,7 +292,8 @@ class TxAddrCache(ConfiguredComponent):
         with m.If(may_load & ~free.any() & ~hit):
             m.d.comb += new.next.eq(cur.next + 1 if ways > 1 else 0)
         for w in range(ways):
-            loaded, cleared = may_load & (victim == w) & ~hit, s2.inv & (s2.way == w)
+            loaded = may_load & (victim == w) & ~hit
+            cleared = s2.valid & s2.inv & (s2.way == w)
             with m.If(cleared):
                 m.d.comb += new.ways[w].valid.eq(0)
             with m.If(loaded):
