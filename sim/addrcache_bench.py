@@ -54,12 +54,33 @@ def _pairs(rng, requests):
     return items
 
 
+async def _latency(env, ctl, counter):
+    """Clocks from a request accepted by the idle packer to the flit carrying its control
+    half-flit, through the Tx cache (a miss, then a hit in the same region)."""
+    await env.reset()
+    ctl.policy(CachePolicy.ALWAYS)
+    await ctl.idle()
+    await env.grant(PLENTY)
+    await env.release(config_credits(env.config))
+    await ClockCycles(env.dut.clk, 64)
+    region, clocks, flits = env.rng.randrange(1 << 37), [], []
+    receiver = cocotb.start_soon(_receive(env, flits))
+    for _ in range(2):
+        start = len(counter.flits)
+        env.send(cacheable_request(env.rng, region, 3, cmd=READ, nbytes=64))
+        await env.settle(16)
+        clocks.append(counter.flits[start] - counter.requests[-1])
+    receiver.cancel()
+    return {"miss": clocks[0], "hit": clocks[1]}
+
+
 @cocotb.test(timeout_time=50, timeout_unit="ms")
 async def bench(dut):
     env = TlTxEnv(dut)
     ctl = TxCacheControls(dut)
     counter = FlitCounter(dut)
     rows = []
+    latency = await _latency(env, ctl, counter)
     for name, pattern in PATTERNS.items():
         requests = pattern(env.rng, REQUESTS)
         for policy in (CachePolicy.NEVER, CachePolicy.ADAPTIVE):
@@ -96,4 +117,5 @@ async def bench(dut):
             assert rx.expansions == counts[TxCacheCount.COMPRESSED]
             dut._log.info("%s", rows[-1])
     with open(os.environ["BENCH_OUT"], "w") as f:
-        json.dump({"config": json.loads(env.config.to_json()), "rows": rows}, f, indent=2)
+        json.dump({"config": json.loads(env.config.to_json()), "rows": rows,
+                   "tx_latency": latency}, f, indent=2)

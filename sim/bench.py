@@ -104,7 +104,9 @@ def bench_addrcache(out):
     if stream < WRITEFULL_TARGET:
         wrong.append(f"256-byte WriteFull stream with the cache: {stream:.2%} "
                      f"(target {WRITEFULL_TARGET:.1%})")
-    print("  efficiency: data bytes / (flits x 64), requests paired with peer responses")
+    print("  efficiency: data bytes / (flits x 64), requests paired with peer responses;"
+          " latency through the cache, request accepted -> its flit: "
+          f"{result['tx_latency']['miss']} clocks (miss), {result['tx_latency']['hit']} (hit)")
     return wrong
 
 
