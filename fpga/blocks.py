@@ -40,6 +40,7 @@ BLOCKS = [
     ("crc32", Crc32, CrcConfig(data_width=512, pipeline=3), "abc9"),
     ("tl_tx", TlTx, TlConfig(), "abc"),
     ("tl_rx", TlRx, TlConfig(), "abc"),
+    ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),
 ]
 
 #: Default target frequency, MHz.

@@ -900,8 +900,12 @@ class Unpacker:
         :meth:`release`). When ``None``, credits are not checked.
     address_cache : callable, optional
         ``address_cache(src_acc, dst_acc, cway) -> ReqAddr[56:20]`` expands compressed requests
-        (0x3). There is no address cache yet, so by default a compressed request is the error
-        ``compressed_request``; the hook exists for the spec's examples, which use them.
+        (0x3), called once per compressed request with a legal CMD, in field order. It returns
+        ``None`` when the entry cannot be expanded (never loaded, or a row or way the cache
+        lacks): that request is the error ``compressed_request``, as is any compressed request
+        when there is no hook (the default). CLOAD is not seen here: a hook backed by an Rx
+        cache model processes each control half's request fields itself
+        (:meth:`rtl.model.addrcache.RxAddressCache.process`).
 
     Attributes
     ----------
@@ -1045,10 +1049,11 @@ class Unpacker:
         read regardless). A request or response field whose contents are in error (reserved
         command, impossible length, reserved status) still arrives for the rate-limit and
         credit checks, since its footprint, POOL and VCHAN are sound; a field that cannot be
-        expanded (a compressed request with no address cache, or with a reserved CMD) and a
-        malformed top do not. Counting them or not never changes the kind counted: reserved
-        command, impossible length and reserved status are listed before both overruns, and
-        ``compressed_request``, listed after them, comes from a field that is no arrival.
+        expanded (a compressed request with a reserved CMD, with no address cache, or naming
+        an entry the cache cannot expand) and a malformed top do not. Counting them or not
+        never changes the kind counted: reserved command, impossible length and reserved
+        status are listed before both overruns, and ``compressed_request``, listed after them,
+        comes from a field that is no arrival.
         """
         for _, ftype, value, problem in parse_control(half):
             if problem:
@@ -1079,11 +1084,15 @@ class Unpacker:
             kwargs = _request_kwargs(fields)
         elif self._address_cache is None:
             return None, "compressed_request"
+        elif _compressed_request_kwargs(fields, 0) is None:
+            return None, "reserved_command"
         else:
             region = self._address_cache(fields["SRCACCID"], fields["DSTACCID"], fields["CWAY"])
-            kwargs = _compressed_request_kwargs(fields, region)
-            if kwargs is None:
-                return None, "reserved_command"
+            kwargs = _compressed_request_kwargs(fields, 0 if region is None else region)
+            if region is None:      # an impossible length is listed first (README §4)
+                error = request_error(kwargs["cmd"], kwargs["addr"], kwargs["length"],
+                                      kwargs["num_beats"])
+                return (kwargs, error) if error else (None, "compressed_request")
         return kwargs, request_error(kwargs["cmd"], kwargs["addr"], kwargs["length"],
                                      kwargs["num_beats"])
 
