@@ -42,6 +42,7 @@ BLOCKS = [
     ("tl_tx", TlTx, TlConfig(), "abc"),
     ("tl_rx", TlRx, TlConfig(), "abc"),
     ("tl_tx_cache", TxAddrCache, AddrCacheConfig(), "abc9"),
+    ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),
 ]
 
 #: Default target frequency, MHz.

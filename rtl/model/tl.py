@@ -1131,10 +1131,11 @@ class Unpacker:
         read regardless). A request or response field whose contents are in error (reserved
         command, impossible length, reserved status) still arrives for the rate-limit and
         credit checks, since its footprint, POOL and VCHAN are sound; a field that cannot be
-        expanded (a compressed request with no address cache, or with a reserved CMD) and a
-        malformed top do not. Counting them or not never changes the kind counted: reserved
-        command, impossible length and reserved status are listed before both overruns, and
-        ``compressed_request``, listed after them, comes from a field that is no arrival.
+        expanded (a compressed request with a reserved CMD, with no address cache, or naming
+        an entry the cache cannot expand) and a malformed top do not. Counting them or not
+        never changes the kind counted: reserved command, impossible length and reserved
+        status are listed before both overruns, and ``compressed_request``, listed after them,
+        comes from a field that is no arrival.
         """
         for _, ftype, value, problem in parse_control(half):
             if problem:
@@ -1172,9 +1173,12 @@ class Unpacker:
             return None, "reserved_command"
         else:
             addr = cache.expand(fields[cache.index], fields["CWAY"], fields["ADDR"])
-            if addr is None:
-                return None, "compressed_request"
-            kwargs = _compressed_request_kwargs(fields, addr)
+            kwargs = _compressed_request_kwargs(
+                fields, fields["ADDR"] << COMPRESSED_ADDR_LSB if addr is None else addr)
+            if addr is None:        # an impossible length is listed first (README §4)
+                error = request_error(kwargs["cmd"], kwargs["addr"], kwargs["length"],
+                                      kwargs["num_beats"])
+                return (kwargs, error) if error else (None, "compressed_request")
         return kwargs, request_error(kwargs["cmd"], kwargs["addr"], kwargs["length"],
                                      kwargs["num_beats"])
 

@@ -2,7 +2,7 @@
 
 from amaranth import Array, Const
 
-__all__ = ["or_all", "plus_one"]
+__all__ = ["and_all", "or_all", "plus_one"]
 
 
 def or_all(values):
@@ -10,6 +10,14 @@ def or_all(values):
     out = values[0]
     for v in values[1:]:
         out = out | v
+    return out
+
+
+def and_all(values):
+    """The bitwise AND of a non-empty list of values."""
+    out = values[0]
+    for v in values[1:]:
+        out = out & v
     return out
 
 

@@ -16,12 +16,13 @@ from .layout import (
     TlConfig,
     credit_update_layout,
     flit_stream,
-    request_layout,
+    rx_cache_counts,
     rx_error_counts,
     upli_members,
 )
 from .rx_catch import CatchBuffer
-from .rx_decode import REQS_PER_HALF, rx_rsp_entry
+from .rx_decode import request_groups, rx_req_entry, rx_rsp_entry
+from .rx_expand import RequestExpand
 from .rx_fifo import RxFifo
 from .rx_front import RxFront, rx_beat_layout
 from .rx_req_out import RequestDeliver
@@ -41,7 +42,10 @@ class TlRx(ConfiguredComponent):
     ----------
     config : TlConfig
         ``rx_req``, ``rx_rsp``, ``rx_req_data``, ``rx_rsp_data`` size the receive buffers and
-        are the pool credits advertised.
+        are the pool credits advertised. With ``cache_ways`` (:attr:`TlConfig.rx_cache`) the
+        receiver has an Rx address cache and takes compressed requests (README §4,
+        :class:`~rtl.tl.rx_expand.RequestExpand`); without, a compressed request is the
+        ``compressed_request`` error.
 
     Members
     -------
@@ -62,6 +66,9 @@ class TlRx(ConfiguredComponent):
         Initial Credit Release Complete received (sticky).
     error : Out(1), error_counts : Out(rx_error_counts), poisoned : Out(16)
         Sticky fatal error, per-kind counters (:class:`RxError`), poisoned half-flits.
+    cache_counts : Out(rx_cache_counts)
+        With an address cache only: its loads, expansions and errors
+        (:class:`~rtl.tl.layout.RxCacheCount`).
 
     Latency: an item is valid on its UPLI output 3 clocks after the flit that completes it
     (its control half-flit, or its last data or byte-enable half-flit) is presented, when the
@@ -70,15 +77,18 @@ class TlRx(ConfiguredComponent):
     from a register), one to sequence and check the flit, which writes the item straight into
     the empty head register of its output (or its beat into the data buffer). ``grant`` and
     ``error`` follow 3 clocks after the flit, ``error_counts``, ``poisoned`` and
-    ``peer_init`` 4. Throughput: one flit per clock; one UPLI beat per clock
-    and output. Overflow: an arrival beyond the advertised buffers is the ``buffer_overrun``
-    error; beyond the catch buffers ``catch_overrun``.
+    ``peer_init`` 4. With an address cache a request takes one clock more (its cache lookup,
+    :class:`~rtl.tl.rx_expand.RequestExpand`); its ``compressed_request`` error, found as the
+    request leaves the cache stage, sets ``error`` 2 clocks later. Throughput: one flit per
+    clock; one UPLI beat per clock and output. Overflow: an arrival beyond the advertised
+    buffers is the ``buffer_overrun`` error; beyond the catch buffers ``catch_overrun``.
     """
 
     config_class = TlConfig
 
     def __init__(self, config):
-        super().__init__(config, {
+        super().__init__(config, lambda config: {
+            **({"cache_counts": Out(rx_cache_counts)} if config.rx_cache else {}),
             "flit": In(flit_stream()),
             **upli_members(Out),
             "grant": Out(credit_update_layout),
@@ -100,7 +110,8 @@ class TlRx(ConfiguredComponent):
             self.error.eq(front.error), self.error_counts.eq(front.error_counts),
             self.poisoned.eq(front.poisoned),
         ]
-        m.submodules.req_out = req_out = RequestDeliver(cfg.rx_req_data)
+        m.submodules.req_out = req_out = RequestDeliver(cfg.rx_req_data,
+                                                        cached=cfg.rx_cache is not None)
         m.submodules.rsp_out = rsp_out = ResponseDeliver(cfg.rx_rsp_data)
         self._requests(m, front, req_out)
         self._responses(m, front, rsp_out)
@@ -109,11 +120,20 @@ class TlRx(ConfiguredComponent):
 
     def _requests(self, m, front, out):
         cfg = self._config
-        m.submodules.req_catch = catch = CatchBuffer(request_layout, REQS_PER_HALF, REQ_LIMIT)
-        m.submodules.req_fifo = fifo = RxFifo(request_layout, cfg.rx_req)
+        cached = cfg.rx_cache is not None
+        entry = rx_req_entry(cached)
+        m.submodules.req_catch = catch = CatchBuffer(entry, request_groups(cached), REQ_LIMIT)
+        m.submodules.req_fifo = fifo = RxFifo(entry, cfg.rx_req)
         m.submodules.req_data = dfifo = RxFifo(rx_beat_layout, cfg.rx_req_data)
         m.submodules.req_be = be = RxFifo(HALF_BITS, cfg.rx_req)
-        self._items(m, front.req, front.req_n, front.take, catch, fifo, out)
+        if cached:
+            m.submodules.req_expand = expand = RequestExpand(cfg)
+            self._items(m, front.req, front.req_n, front.take, catch, fifo, expand)
+            wiring.connect(m, expand.o, out.head)
+            m.d.comb += [front.cache_error.eq(expand.error),
+                         self.cache_counts.eq(expand.counts)]
+        else:
+            self._items(m, front.req, front.req_n, front.take, catch, fifo, out)
         m.d.comb += [
             dfifo.w_en.eq(front.req_beat), dfifo.w_commit.eq(front.commit),
             dfifo.w_data.eq(front.beat),

@@ -10,8 +10,10 @@ from .layout import (
     SECTORS_PER_HALF,
     FType,
     RxError,
+    cached_request_layout,
     control_half,
     flow_control,
+    request_layout,
     single_beat_response,
     uncompressed_response,
     write_or_multi_response,
@@ -19,12 +21,31 @@ from .layout import (
 from .logic import or_all
 from .rules import legal_status
 
-__all__ = ["QUADS", "REQS_PER_HALF", "ControlDecoder", "rx_rsp_entry"]
+__all__ = ["CACHED_REQS_PER_HALF", "QUADS", "REQS_PER_HALF", "ControlDecoder",
+           "request_groups", "rx_req_entry", "rx_rsp_entry"]
 
 #: Uncompressed requests in one control half-flit: tops at sectors 3 and 7.
 REQS_PER_HALF = 2
+#: Requests in one control half-flit with an address cache: compressed requests (2 sectors)
+#: top at any odd sector, uncompressed ones at 3 and 7 [Table 5-2, §5.6.2].
+CACHED_REQS_PER_HALF = 4
 #: Groups of four sectors; a request fills one, responses share one.
 QUADS = SECTORS_PER_HALF // 4
+
+
+def request_groups(cached):
+    """Groups of sectors the receiver reads a control half by, one request at most each: its
+    groups of four sectors, or with an address cache its pairs of sectors (an uncompressed
+    request counts in its upper pair). Each group's data half-flits follow those of the group
+    below [§5.1.1]."""
+    return CACHED_REQS_PER_HALF if cached else REQS_PER_HALF
+
+
+def rx_req_entry(cached):
+    """A request as the receiver keeps it until delivery (``pool`` = the field's POOL): with
+    an address cache, with the field's cache fields, and a compressed request's ``addr``
+    holding ReqAddr[19:0] until the cache supplies the rest."""
+    return cached_request_layout if cached else request_layout
 
 #: A response as the receiver keeps it (``rd`` 1 = read; ``pool`` is the field's POOL, a
 #: credit attribute; UPLI outputs carry pool = 0).
@@ -63,17 +84,34 @@ class ControlDecoder(wiring.Component):
         check needs three).
     req_valid : Out(REQS_PER_HALF)
         An uncompressed request fills sectors ``4q .. 4q+3``.
+    creq_valid : Out(4), req_pick : Out(ArrayLayout(4, 4)), req_n : Out(range(5))
+        With ``cached`` only: a compressed request fills sectors ``2p, 2p+1``; and where the
+        requests (compressed or not, by pair of sectors) go when packed in sector order, as
+        ``rsp_pick``; how many there are.
     fc_valid : Out(8)
         A Flow Control / NOP field tops the sector.
     errors : Out(len(RxError))
-        Reserved FTYPE, footprint, reserved status and compressed request (other kinds 0).
+        Reserved FTYPE, footprint, reserved status and (without ``cached``) compressed request
+        (other kinds 0).
+
+    Parameters
+    ----------
+    cached : bool
+        The receiver has an address cache: compressed requests are fields, not errors.
 
     Latency: every output is registered, one clock after ``half``. Throughput: one half-flit
     per clock.
     """
 
-    def __init__(self):
+    def __init__(self, cached=False):
+        self._cached = cached
+        cached_members = {
+            "creq_valid": Out(CACHED_REQS_PER_HALF),
+            "req_pick": Out(data.ArrayLayout(CACHED_REQS_PER_HALF, CACHED_REQS_PER_HALF)),
+            "req_n": Out(range(CACHED_REQS_PER_HALF + 1)),
+        } if cached else {}
         super().__init__({
+            **cached_members,
             "half": In(HALF_BITS),
             "rsp_valid": Out(SECTORS_PER_HALF),
             "rsp": Out(data.ArrayLayout(rx_rsp_entry, SECTORS_PER_HALF)),
@@ -105,20 +143,28 @@ class ControlDecoder(wiring.Component):
                 top[b + 3].eq(1), top[b + 2].eq(one[b + 3]), top[b + 1].eq(~four[b + 3]),
                 top[b].eq(~four[b + 3] & one[b + 1]),
             ]
-        err = {k: [] for k in _SECTOR_ERRORS}
+        err = {k: [] for k in _SECTOR_ERRORS if not (self._cached
+                                                       and k == RxError.COMPRESSED_REQUEST)}
         self._responses(m, sec, ft, top, err)
+        compressed = []                 # a compressed request tops the odd sector
         for s in range(SECTORS_PER_HALF):
             two = (ft[s] == FType.RESPONSE) | (ft[s] == FType.COMPRESSED_REQUEST)
             err[RxError.RESERVED_FTYPE].append(
                 top[s] & (ft[s].as_value() > FType.WRITE_OR_MULTI.value))
             err[RxError.FOOTPRINT].append(top[s] & ((four[s] & (s % 4 != 3)) | (two & (s % 2 != 1))))
             if s % 2:
-                err[RxError.COMPRESSED_REQUEST].append(
-                    top[s] & (ft[s] == FType.COMPRESSED_REQUEST))
+                compressed.append(top[s] & (ft[s] == FType.COMPRESSED_REQUEST))
             m.d.sync += self.fc_valid[s].eq(top[s] & (ft[s] == FType.FC_NOP))
         m.d.sync += [
             self.req_valid[q].eq(four[4 * q + 3]) for q in range(QUADS)
         ]
+        if self._cached:
+            m.d.sync += self.creq_valid.eq(Cat(*compressed))
+            requests = [c | four[s] if s % 4 == 3 else c
+                        for s, c in zip(range(1, SECTORS_PER_HALF, 2), compressed)]
+            _pack(m, requests, self.req_pick, self.req_n, "req")
+        else:
+            err[RxError.COMPRESSED_REQUEST] += compressed
         m.d.sync += self.errors.eq(Cat(*(Cat(*err[k]).any() if k in err else Const(0)
                                          for k in RxError)))
         return m
@@ -163,28 +209,29 @@ class ControlDecoder(wiring.Component):
             m.d.sync += [self.rsp_valid[s].eq(valid), self.rsp[s].eq(e), self.rsp_beats[s].eq(n)]
             beats.append(n)
             valids.append(valid)
-        self._pack(m, valids)
+        _pack(m, valids, self.rsp_pick, self.rsp_n, "")
         for p in range(SECTORS_PER_HALF // 2):
             m.d.sync += self.pair_beats[p].eq(beats[2 * p] + beats[2 * p + 1])
 
-    def _pack(self, m, v):
-        """``rsp_pick`` and ``rsp_n`` from the response valid bits ``v``: built from "exactly
-        ``k`` of the sectors below are valid" terms, not from adders, so that each pick is a
-        small logic function of the valid bits, registered for the next stage's wide
-        multiplexers."""
-        n = SECTORS_PER_HALF
-        exactly = [[Const(1)]]                   # exactly[i][k]: k of v[0 .. i-1] set
-        for i in range(n):
-            prev = exactly[-1]
-            row = []
-            for k in range(i + 2):
-                x = Signal(name=f"exactly{i + 1}_{k}")
-                m.d.comb += x.eq((prev[k] & ~v[i] if k <= i else Const(0))
-                                 | (prev[k - 1] & v[i] if k else Const(0)))
-                row.append(x)
-            exactly.append(row)
-        count = exactly[n]
-        m.d.sync += self.rsp_n.eq(or_all([Mux(count[k], k, 0) for k in range(1, n + 1)]))
-        for k in range(n):
-            m.d.sync += self.rsp_pick[k].eq(
-                Cat(*(v[i] & exactly[i][k] if i >= k else Const(0) for i in range(n))))
+
+def _pack(m, v, pick, count, name):
+    """``pick`` and ``count`` (registers) from the valid bits ``v``: bit ``i`` of ``pick[k]``
+    is "``v[i]`` is the ``k``-th valid one", ``count`` how many are valid. Built from "exactly
+    ``k`` of the bits below are valid" terms, not from adders, so that each pick is a small
+    logic function of the valid bits, registered for the next stage's wide multiplexers."""
+    n = len(v)
+    exactly = [[Const(1)]]                   # exactly[i][k]: k of v[0 .. i-1] set
+    for i in range(n):
+        prev = exactly[-1]
+        row = []
+        for k in range(i + 2):
+            x = Signal(name=f"{name}exactly{i + 1}_{k}")
+            m.d.comb += x.eq((prev[k] & ~v[i] if k <= i else Const(0))
+                             | (prev[k - 1] & v[i] if k else Const(0)))
+            row.append(x)
+        exactly.append(row)
+    total = exactly[n]
+    m.d.sync += count.eq(or_all([Mux(total[k], k, 0) for k in range(1, n + 1)]))
+    for k in range(n):
+        m.d.sync += pick[k].eq(
+            Cat(*(v[i] & exactly[i][k] if i >= k else Const(0) for i in range(n))))

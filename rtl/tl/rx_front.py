@@ -18,11 +18,10 @@ from .layout import (
     flit_layout,
     flit_stream,
     message_half,
-    request_layout,
     rx_error_counts,
 )
 from .logic import or_all
-from .rx_decode import REQS_PER_HALF, ControlDecoder, rx_rsp_entry
+from .rx_decode import ControlDecoder, request_groups, rx_req_entry, rx_rsp_entry
 from .rx_sequence import HalfSequencer
 from .rx_tally import ControlTally
 
@@ -56,7 +55,8 @@ class RxFront(wiring.Component):
     Parameters
     ----------
     config : TlConfig
-        Sizes of the receive buffers (the pool credits advertised).
+        Sizes of the receive buffers (the pool credits advertised); with ``cache_ways``,
+        compressed requests are fields (up to four requests per control half).
 
     Members
     -------
@@ -68,7 +68,8 @@ class RxFront(wiring.Component):
         ``commit`` and that flit's lower half is a control half: its requests and responses
         are to be taken.
     req_n, req : Out
-        Up to two requests of that control half, packed in sector order.
+        Up to two requests of that control half (four with an address cache), packed in
+        sector order (:func:`~rtl.tl.rx_decode.rx_req_entry`).
     rsp_n, rsp : Out
         Up to eight responses, packed in sector order.
     req_beat, rsp_beat, beat : Out
@@ -83,6 +84,10 @@ class RxFront(wiring.Component):
     peer_init, error, error_counts, poisoned : Out
         Initial Credit Release Complete seen; sticky fatal error; per-kind counters; poisoned
         half-flits.
+    cache_error : In(1)
+        With an address cache only: a request that could not be expanded was reached (a
+        pulse); it is a ``compressed_request`` error, latched and counted like the others
+        (``error`` the next clock), unless an error is latched already.
 
     Latency: a flit presented at clock ``t`` is in the decoder's stages at ``t`` and
     ``t + 1``, and its outputs (``commit`` and what it carries) are valid at ``t + 2``;
@@ -96,12 +101,15 @@ class RxFront(wiring.Component):
         if not isinstance(config, TlConfig):
             raise TypeError(f"RxFront config must be a TlConfig, not {config!r}")
         self._config = config
+        self._cached = cached = config.rx_cache is not None
+        self._groups = groups = request_groups(cached)
         super().__init__({
+            **({"cache_error": In(1)} if cached else {}),
             "flit": In(flit_stream()),
             "commit": Out(1),
             "take": Out(1),
-            "req_n": Out(range(REQS_PER_HALF + 1)),
-            "req": Out(data.ArrayLayout(request_layout, REQS_PER_HALF)),
+            "req_n": Out(range(groups + 1)),
+            "req": Out(data.ArrayLayout(rx_req_entry(cached), groups)),
             "rsp_n": Out(range(SECTORS_PER_HALF + 1)),
             "rsp": Out(data.ArrayLayout(rx_rsp_entry, SECTORS_PER_HALF)),
             "req_beat": Out(1),
@@ -119,9 +127,9 @@ class RxFront(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.dec = dec = ControlDecoder()
-        m.submodules.tally = tally = ControlTally()
-        m.submodules.seq = seq = HalfSequencer()
+        m.submodules.dec = dec = ControlDecoder(self._cached)
+        m.submodules.tally = tally = ControlTally(self._cached)
+        m.submodules.seq = seq = HalfSequencer(self._groups)
         # Stage 1 (decoder) on the flit as presented, stage 2 (tally); flit and flags follow.
         v = [Signal(name=f"v{k}") for k in range(3)]
         f = [Signal(flit_layout, name=f"f{k}") for k in range(3)]
@@ -143,6 +151,9 @@ class RxFront(wiring.Component):
             tally.req_valid.eq(dec.req_valid),
             tally.fc_valid.eq(dec.fc_valid), tally.errors.eq(dec.errors),
         ]
+        if self._cached:
+            m.d.comb += [tally.creq_valid.eq(dec.creq_valid), tally.req_pick.eq(dec.req_pick),
+                         tally.req_n_in.eq(dec.req_n)]
         # Stage 3: roles, checks, commit, data.
         fl = flags[1]
         m.d.comb += [
@@ -204,7 +215,7 @@ class RxFront(wiring.Component):
             if k not in (RxError.CATCH_OVERRUN, RxError.BUFFER_OVERRUN):
                 err[k].append(control & tally.errors_out[k])
         rate = []
-        for n, most, limit, name in ((tally.req_n, REQS_PER_HALF, REQ_LIMIT, "req"),
+        for n, most, limit, name in ((tally.req_n, self._groups, REQ_LIMIT, "req"),
                                      (tally.rsp_n, SECTORS_PER_HALF, RSP_LIMIT, "rsp")):
             rate.append(self._rate_limit(m, seq, n, most, limit, name))
         err[RxError.CATCH_OVERRUN].append(control & Cat(*rate).any())
@@ -284,7 +295,9 @@ class RxFront(wiring.Component):
         m.d.comb += self._poison.eq((seq.lo_consume & fl[0].m) + (hi_c & fl[1].m))
 
     def _errors(self, m, v, bad, err_lo, err_hi):
-        """Latch the first error; count its kind a clock later; returns commit."""
+        """Latch the first error; count its kind a clock later; returns commit. A request that
+        could not be expanded (``cache_error``) belongs to a flit committed earlier than the
+        one in the sequencing stage, so it wins when both come in one clock."""
         lo_bits = Signal(len(RxError))
         hi_bits = Signal(len(RxError))
         m.d.comb += [
@@ -299,10 +312,21 @@ class RxFront(wiring.Component):
         first = Signal()
         lo_seen, hi_seen = Signal.like(lo_bits), Signal.like(hi_bits)
         bits = Signal(len(RxError))
-        m.d.sync += [first.eq(v & ~self.error & bad), lo_seen.eq(lo_bits), hi_seen.eq(hi_bits)]
+        new = v & ~self.error & bad
+        if self._cached:
+            cache_first = Signal()
+            m.d.sync += cache_first.eq(self.cache_error & ~self.error)
+            with m.If(self.cache_error):
+                m.d.sync += self.error.eq(1)
+            new = new & ~self.cache_error
+        m.d.sync += [first.eq(new), lo_seen.eq(lo_bits), hi_seen.eq(hi_bits)]
         m.d.comb += bits.eq(Mux(lo_seen.any(), lo_seen, hi_seen))     # the lower half first
         with m.If(v & bad):
             m.d.sync += self.error.eq(1)
+        if self._cached:
+            with m.If(cache_first):
+                cnt = self.error_counts[RxError.COMPRESSED_REQUEST]
+                m.d.sync += cnt.eq(Mux(cnt == 0xFF, cnt, cnt + 1))
         with m.If(first):
             for k in reversed(RxError):                 # lowest kind wins
                 with m.If(bits[k]):

@@ -19,10 +19,14 @@ from .logic import or_all
 from .rules import request_beats
 from .rx_front import rx_beat_layout
 
-__all__ = ["RequestDeliver", "beats_held"]
+__all__ = ["RequestDeliver", "beats_held", "expanded_request_layout"]
 
 #: ReqAddr bits that number the 64-byte beats of a 256-byte block.
 _BEAT_LANE = slice(6, 8)
+
+#: A request out of the address cache (:class:`~rtl.tl.rx_expand.RequestExpand`): expanded, or
+#: to be dropped (``drop``: it could not be expanded, or a request before it could not).
+expanded_request_layout = data.StructLayout({"req": request_layout, "drop": 1})
 
 
 class RequestDeliver(wiring.Component):
@@ -35,20 +39,32 @@ class RequestDeliver(wiring.Component):
     Whether all its beats are buffered is a register (:func:`~rtl.tl.rx_req_out.beats_held`),
     so that neither the decision to send nor the load of the next head waits on a comparison.
 
+    With an address cache (``cached``), requests come from
+    :class:`~rtl.tl.rx_expand.RequestExpand`, marked ``drop`` from the first that could not be
+    expanded on [ours, README §4]. From that one on the delivery drains instead: each request
+    leaves the head register the clock after it entered it, every beat and byte-enable
+    half-flit buffered is taken as it comes, nothing is offered on ``req`` or ``orig``, and
+    the credits are returned as for a delivery, in the pool slot (a beat does not say whose
+    it is; every field taken spent pool credits, the only ones this receiver releases).
+
     Parameters
     ----------
     data_depth : int
         Depth of the request data buffer feeding ``beat``.
+    cached : bool
+        Requests come with ``drop`` (:data:`expanded_request_layout`) and there is no
+        ``direct`` path.
 
     Members
     -------
-    head : In(stream.Signature(request_layout))
+    head : In(stream.Signature(request_layout or expanded_request_layout))
         The oldest request in the receive buffer (``pool`` = its field's POOL); taken into
         the head register.
     direct : In(request_layout), direct_valid : In(1)
-        A request for the head register while ``idle`` and ``head`` is empty.
+        Without ``cached``: a request for the head register while ``idle`` and ``head`` is
+        empty.
     idle : Out(1)
-        The head register is empty (a register).
+        Without ``cached``: the head register is empty (a register).
     beat : In(stream.Signature(rx_beat_layout)), beat_level : In, beat_in : In(1)
         The request data buffer, oldest beat first, the beats it holds (a register), and a
         beat joining it (counted in ``beat_level`` from the next clock).
@@ -66,12 +82,15 @@ class RequestDeliver(wiring.Component):
     request without data per clock. Overflow: none (it only drains).
     """
 
-    def __init__(self, data_depth):
+    def __init__(self, data_depth, cached=False):
+        self._cached = cached
         super().__init__({
-            "head": In(stream.Signature(request_layout)),
-            "direct": In(request_layout),
-            "direct_valid": In(1),
-            "idle": Out(1),
+            **({"head": In(stream.Signature(expanded_request_layout))} if cached else {
+                "head": In(stream.Signature(request_layout)),
+                "direct": In(request_layout),
+                "direct_valid": In(1),
+                "idle": Out(1),
+            }),
             "beat": In(stream.Signature(rx_beat_layout)),
             "beat_level": In(range(data_depth + 1)),
             "beat_in": In(1),
@@ -93,38 +112,59 @@ class RequestDeliver(wiring.Component):
         with_be = Signal()
         enough = Signal()                        # beat_level >= left (a register)
         go = Signal()
+        drain = Signal() if self._cached else 0  # from a request not expanded on (sticky)
         m.d.comb += [
-            self.idle.eq(~hv),
             go.eq(hv & enough & (~with_be | self.be.valid)),
-            self.req.valid.eq(go & ~sent),
+            self.req.valid.eq(go & ~sent & ~drain if self._cached else go & ~sent),
             self.req.payload.eq(h),
             self.req.payload.pool.eq(0),
-            self.orig.valid.eq(go & (left != 0)),
+            self.orig.valid.eq(go & (left != 0) & ~drain if self._cached else go & (left != 0)),
         ]
         self._orig(m, h, k, left, with_be)
         beat_fire = Signal()
         finish = Signal()
+        done = finish if not self._cached else Signal()
         m.d.comb += [
             beat_fire.eq(self.orig.valid & self.orig.ready),
-            finish.eq(go & (sent | self.req.ready) & ((left == 0) | ((left == 1) & beat_fire))),
-            self.beat.ready.eq(beat_fire),
-            self.be.ready.eq(finish & with_be),
-            self.ret_cmd.eq(finish), self.ret_data.eq(beat_fire),
-            self.slot.eq(Mux(h.pool, CreditSlot.POOL, h.vc + CreditSlot.VC0)),
+            done.eq(go & (sent | self.req.ready) & ((left == 0) | ((left == 1) & beat_fire))),
+            self.ret_cmd.eq(finish),
+            self.slot.eq(Mux(h.pool | drain if self._cached else h.pool, CreditSlot.POOL,
+                             h.vc + CreditSlot.VC0)),
         ]
+        if self._cached:
+            m.d.comb += [
+                finish.eq(Mux(drain, hv, done)),
+                self.beat.ready.eq(beat_fire | drain),
+                self.be.ready.eq((finish & with_be) | drain),
+                self.ret_data.eq(beat_fire | (drain & self.beat.valid)),
+            ]
+        else:
+            m.d.comb += [
+                self.beat.ready.eq(beat_fire),
+                self.be.ready.eq(finish & with_be),
+                self.ret_data.eq(beat_fire),
+            ]
         nxt = Signal(request_layout)
         nxt_beats = Signal.like(left)
         load = Signal()
         m.d.comb += [
-            nxt.eq(Mux(self.head.valid, self.head.payload, self.direct)),
             nxt_beats.eq(request_beats(nxt.cmd, nxt.num_beats)),
             load.eq(~hv | finish),
             self.head.ready.eq(load),
         ]
+        if self._cached:
+            m.d.comb += nxt.eq(self.head.payload.req)
+            arrives = self.head.valid
+            with m.If(load & self.head.valid & self.head.payload.drop):
+                m.d.sync += drain.eq(1)
+        else:
+            m.d.comb += [nxt.eq(Mux(self.head.valid, self.head.payload, self.direct)),
+                         self.idle.eq(~hv)]
+            arrives = self.head.valid | self.direct_valid
         beats_held(m, enough, left, nxt_beats, load, beat_fire, self.beat_level, self.beat_in)
         with m.If(load):
             m.d.sync += [
-                h.eq(nxt), hv.eq(self.head.valid | self.direct_valid),
+                h.eq(nxt), hv.eq(arrives),
                 left.eq(nxt_beats), k.eq(0), sent.eq(0),
                 with_be.eq(nxt.cmd[5] & (nxt.cmd != ReqCmd.WRITE_FULL.value)),
             ]

@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from .layout import (
     BEAT_BYTES,
+    CACHE_LINE_LSB,
     HALF_BITS,
     MAX_BEATS,
     SECTORS_PER_HALF,
@@ -14,6 +15,8 @@ from .layout import (
     CreditSlot,
     ReqCmd,
     RxError,
+    cached_request_layout,
+    compressed_request,
     control_half,
     credit_update_layout,
     flow_control,
@@ -22,7 +25,7 @@ from .layout import (
 )
 from .logic import or_all
 from .rules import legal_command, request_beats
-from .rx_decode import QUADS, REQS_PER_HALF, rx_rsp_entry
+from .rx_decode import QUADS, REQS_PER_HALF, request_groups, rx_req_entry, rx_rsp_entry
 
 __all__ = [
     "SEGMENT_HALVES", "ControlTally", "arrivals_layout", "field_length_ok", "segment_layout",
@@ -36,16 +39,25 @@ _BEAT_DW_BITS = (BEAT_BYTES // 4).bit_length() - 1
 #: Smallest segment sizes flagged (``small[j]`` = size is ``j``).
 _SMALL = 6
 
-#: Arrivals of one control half per credit class: requests, responses, and their data beats.
-arrivals_layout = data.StructLayout({
-    "req_n": range(REQS_PER_HALF + 1), "rsp_n": range(SECTORS_PER_HALF + 1),
-    "req_data": range(REQS_PER_HALF * MAX_BEATS + 1),
-    "rsp_data": range(SECTORS_PER_HALF * MAX_BEATS + 1),
-})
+#: [Table 5-33] ReqCmd of each legal compressed request CMD.
+_COMPRESSED_COMMANDS = {0b000: ReqCmd.READ, 0b100: ReqCmd.WRITE, 0b110: ReqCmd.WRITE_FULL}
+#: ReqLen of a compressed request is 16 (LEN + 1) - 1 doublewords: LEN, then four ones.
+_LINE_DW_BITS = 4
 
-#: The data half-flits one group of four sectors calls for, in order: a request's beats then
+
+def arrivals_layout(reqs=REQS_PER_HALF):
+    """Arrivals of one control half per credit class: requests (at most ``reqs``), responses,
+    and their data beats."""
+    return data.StructLayout({
+        "req_n": range(reqs + 1), "rsp_n": range(SECTORS_PER_HALF + 1),
+        "req_data": range(reqs * MAX_BEATS + 1),
+        "rsp_data": range(SECTORS_PER_HALF * MAX_BEATS + 1),
+    })
+
+
+#: The data half-flits one group of sectors calls for, in order: a request's beats then
 #: its byte-enable half (``be``), or the beats of the responses of the group. ``size`` counts
-#: them all; ``small`` flags sizes 0..3.
+#: them all; ``small`` flags sizes 0..5.
 segment_layout = data.StructLayout({
     "req": 1, "be": 1, "size": range(SEGMENT_HALVES + 1), "small": _SMALL,
 })
@@ -64,8 +76,13 @@ class ControlTally(wiring.Component):
         The :class:`ControlDecoder` outputs for ``half`` (``rsp_n_in`` is its ``rsp_n``).
     req_valid, fc_valid, errors : In
         The same.
-    req_n : Out(range(3)), reqs : Out(ArrayLayout(request_layout, 2))
-        Requests, packed: ``reqs[0 .. req_n-1]`` in sector order (``pool`` = the field's POOL).
+    creq_valid, req_pick, req_n_in : In
+        With ``cached`` only: the :class:`ControlDecoder` outputs ``creq_valid``, ``req_pick``,
+        ``req_n``.
+    req_n : Out(range(G + 1)), reqs : Out(ArrayLayout(rx_req_entry(cached), G))
+        Requests, packed: ``reqs[0 .. req_n-1]`` in sector order (``pool`` = the field's POOL);
+        ``G`` = :func:`~rtl.tl.rx_decode.request_groups`. A compressed request is expanded
+        (Table 5-33 command, ATTR, ReqLen, NumBeats; ReqAddr[19:6] of its ADDR, the rest 0).
     rsp_n : Out(range(9)), rsps : Out(ArrayLayout(rx_rsp_entry, 8))
         Responses, packed the same way.
     req_data, rsp_data : Out
@@ -80,17 +97,32 @@ class ControlTally(wiring.Component):
     errors_out : Out(len(RxError)), errors_any : Out(1)
         Every kind a control half shows by itself (catch and buffer overruns excepted), and
         whether there is any.
-    seg : Out(ArrayLayout(segment_layout, 2))
-        Data half-flits owed per group of four sectors, in sector order.
+    seg : Out(ArrayLayout(segment_layout, G))
+        Data half-flits owed per group of sectors, in sector order.
     new_nz : Out(1), new_ge3 : Out(1)
         Whether their total is non-zero, at least 3.
+
+    Parameters
+    ----------
+    cached : bool
+        The receiver has an address cache: up to four requests, compressed or not, read by
+        pairs of sectors (else up to two, by groups of four sectors).
 
     Latency: every output but ``arrivals_next`` is registered, one clock after the inputs.
     Throughput: one half-flit per clock.
     """
 
-    def __init__(self):
+    def __init__(self, cached=False):
+        self._cached = cached
+        self._groups = groups = request_groups(cached)
+        arrivals = arrivals_layout(groups)
+        cached_members = {
+            "creq_valid": In(groups),
+            "req_pick": In(data.ArrayLayout(groups, groups)),
+            "req_n_in": In(range(groups + 1)),
+        } if cached else {}
         super().__init__({
+            **cached_members,
             "half": In(HALF_BITS),
             "rsp_valid": In(SECTORS_PER_HALF),
             "rsp": In(data.ArrayLayout(rx_rsp_entry, SECTORS_PER_HALF)),
@@ -101,18 +133,18 @@ class ControlTally(wiring.Component):
             "req_valid": In(REQS_PER_HALF),
             "fc_valid": In(SECTORS_PER_HALF),
             "errors": In(len(RxError)),
-            "req_n": Out(arrivals_layout.members["req_n"]),
-            "reqs": Out(data.ArrayLayout(request_layout, REQS_PER_HALF)),
-            "rsp_n": Out(arrivals_layout.members["rsp_n"]),
+            "req_n": Out(arrivals.members["req_n"]),
+            "reqs": Out(data.ArrayLayout(rx_req_entry(cached), groups)),
+            "rsp_n": Out(arrivals.members["rsp_n"]),
             "rsps": Out(data.ArrayLayout(rx_rsp_entry, SECTORS_PER_HALF)),
-            "req_data": Out(arrivals_layout.members["req_data"]),
-            "rsp_data": Out(arrivals_layout.members["rsp_data"]),
-            "arrivals_next": Out(arrivals_layout),
+            "req_data": Out(arrivals.members["req_data"]),
+            "rsp_data": Out(arrivals.members["rsp_data"]),
+            "arrivals_next": Out(arrivals),
             "vc_slot": Out(1),
             "grant": Out(credit_update_layout),
             "errors_out": Out(len(RxError)),
             "errors_any": Out(1),
-            "seg": Out(data.ArrayLayout(segment_layout, QUADS)),
+            "seg": Out(data.ArrayLayout(segment_layout, groups)),
             "new_nz": Out(1),
             "new_ge3": Out(1),
         })
@@ -120,35 +152,46 @@ class ControlTally(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         sec = control_half(self.half)
-        self._quad_beats = [Signal(range(4 * MAX_BEATS + 1), name=f"quad{q}_beats")
-                            for q in range(QUADS)]       # response beats per group
-        reqs, err = self._requests(m, sec)
+        groups = self._groups
+        if self._cached:                                # response beats per group
+            self._group_beats = [self.pair_beats[p] for p in range(groups)]
+        else:
+            self._group_beats = [Signal(range(4 * MAX_BEATS + 1), name=f"quad{q}_beats")
+                                 for q in range(QUADS)]
+            m.d.comb += [quad.eq(self.pair_beats[2 * q] + self.pair_beats[2 * q + 1])
+                         for q, quad in enumerate(self._group_beats)]
+        if self._cached:
+            reqs, valid, err = self._cached_requests(m, sec)
+        else:
+            reqs, err = self._requests(m, sec)
+            valid = [self.req_valid[q] for q in range(QUADS)]
         self._responses(m)
         self._flow_control(m, sec)
-        segs = self._segments(m, reqs)
+        segs = self._segments(m, reqs, valid)
         m.d.sync += [self.errors_out.eq(self.errors | err),
                      self.errors_any.eq(self.errors.any() | err.any())]
-        vc_hits = [self.req_valid[q] & ~reqs[q].pool for q in range(QUADS)]
+        vc_hits = [valid[q] & ~reqs[q].pool for q in range(groups)]
         vc_hits += [self.rsp_valid[s] & ~self.rsp[s].pool for s in range(SECTORS_PER_HALF)]
         nxt = self.arrivals_next
-        m.d.comb += [quad.eq(self.pair_beats[2 * q] + self.pair_beats[2 * q + 1])
-                     for q, quad in enumerate(self._quad_beats)]
         m.d.comb += [
-            nxt.req_data.eq(sum(Mux(self.req_valid[q],
-                                    request_beats(reqs[q].cmd, reqs[q].num_beats), 0)
-                                for q in range(QUADS))),
-            nxt.rsp_data.eq(self._quad_beats[0] + self._quad_beats[1]),
+            nxt.req_data.eq(sum(Mux(valid[q], request_beats(reqs[q].cmd, reqs[q].num_beats), 0)
+                                for q in range(groups))),
+            nxt.rsp_data.eq(sum(self._group_beats[1:], self._group_beats[0])),
         ]
         m.d.sync += [
             self.vc_slot.eq(Cat(*vc_hits).any()),
             self.req_n.eq(nxt.req_n), self.rsp_n.eq(nxt.rsp_n),
             self.req_data.eq(nxt.req_data), self.rsp_data.eq(nxt.rsp_data),
         ]
+        # At least three halves: a group of three or more, or two groups (two halves or more
+        # each).
         big = [~(s.small[0] | s.small[1] | s.small[2]) for s in segs]
         nz = [~s.small[0] for s in segs]
         m.d.sync += [
             self.seg.eq(Cat(*segs)),
-            self.new_nz.eq(nz[0] | nz[1]), self.new_ge3.eq(big[0] | big[1] | (nz[0] & nz[1])),
+            self.new_nz.eq(or_all(nz)),
+            self.new_ge3.eq(or_all(big + [nz[a] & nz[b] for a in range(groups)
+                                          for b in range(a + 1, groups)])),
         ]
         return m
 
@@ -157,29 +200,57 @@ class ControlTally(wiring.Component):
         bad_cmd, bad_len = [], []
         reqs = []
         for q in range(QUADS):
-            f = uncompressed_request(Cat(*(sec[s] for s in range(4 * q, 4 * q + 4))))
-            ok_len = field_length_ok(m, f.cmd, f.addr, f.len, f.num_beats, f"req{q}")
+            _, r, legal_cmd, ok_len = _uncompressed(m, sec, q, f"req{q}")
             valid = self.req_valid[q]
-            legal_cmd = legal_command(f.cmd)
-            r = Signal(request_layout, name=f"req{q}")
-            m.d.comb += [
-                r.cmd.eq(f.cmd), r.vc.eq(f.vc), r.asi.eq(f.asi), r.tag.eq(f.tag),
-                r.attr.eq(f.attr), r.len.eq(f.len), r.metadata.eq(f.metadata),
-                r.addr.eq(Cat(Const(0, 2), f.addr)), r.src_acc.eq(f.src_acc),
-                r.dst_acc.eq(f.dst_acc), r.num_beats.eq(f.num_beats), r.pool.eq(f.pool),
-            ]
             bad_cmd.append(valid & ~legal_cmd)
             bad_len.append(valid & legal_cmd & ~ok_len)
             reqs.append(r)
-        err = Signal(len(RxError))
-        m.d.comb += [err[RxError.RESERVED_COMMAND].eq(Cat(*bad_cmd).any()),
-                     err[RxError.IMPOSSIBLE_LENGTH].eq(Cat(*bad_len).any())]
+        err = _request_errors(m, bad_cmd, bad_len)
         v = self.req_valid
         m.d.comb += self.arrivals_next.req_n.eq(v[0] + v[1])
         m.d.sync += [
             self.reqs[0].eq(Mux(v[0], reqs[0], reqs[1])), self.reqs[1].eq(reqs[1]),
         ]
         return reqs, err
+
+    def _cached_requests(self, m, sec):
+        """With an address cache: requests by pair of sectors (a compressed one, or in an
+        upper pair an uncompressed one), their checks, and the requests packed by the
+        decoder's registered picks; returns (fields, valid bits, errors)."""
+        bad_cmd, bad_len = [], []
+        entries, valid = [], []
+        for p in range(self._groups):
+            e = Signal(cached_request_layout, name=f"creq{p}")
+            creq = self.creq_valid[p]
+            expanded, legal, in_block = _compressed(m, Cat(sec[2 * p], sec[2 * p + 1]), e,
+                                                    f"creq{p}")
+            bad_cmd.append(creq & ~legal)
+            bad_len.append(creq & legal & ~in_block)
+            v = creq
+            if p % 2:
+                q = p // 2
+                f, r, legal_cmd, ok_len = _uncompressed(m, sec, q, f"req{q}")
+                full = self.req_valid[q]
+                with m.If(full):
+                    m.d.comb += [e.req.eq(r), e.cache.cload.eq(f.cload),
+                                 e.cache.cway.eq(f.cway)]
+                with m.Else():
+                    m.d.comb += expanded
+                bad_cmd.append(full & ~legal_cmd)
+                bad_len.append(full & legal_cmd & ~ok_len)
+                v = creq | full
+            else:
+                m.d.comb += expanded
+            entries.append(e)
+            valid.append(v)
+        err = _request_errors(m, bad_cmd, bad_len)
+        m.d.comb += self.arrivals_next.req_n.eq(self.req_n_in)
+        n = self._groups
+        for k in range(n):
+            pick = self.req_pick[k]
+            m.d.sync += self.reqs[k].eq(
+                or_all([Mux(pick[i], entries[i].as_value(), 0) for i in range(k, n)]))
+        return [e.req for e in entries], valid, err
 
     def _responses(self, m):
         """Responses packed lowest sector first: output ``k`` is the ``k``-th valid input, by
@@ -205,18 +276,19 @@ class ControlTally(wiring.Component):
                     hits.append(Mux(hit, sub.count, 0))
                 m.d.sync += getattr(self.grant, name)[slot].eq(or_all(hits))
 
-    def _segments(self, m, reqs):
-        """The data half-flits each group of four sectors calls for. The ``small`` flags come
+    def _segments(self, m, reqs, valids):
+        """The data half-flits each group of sectors calls for. The ``small`` flags come
         from per-sector flags, not from the sum, so that they are ready early."""
         segs = []
-        for q in range(QUADS):
+        per = SECTORS_PER_HALF // self._groups
+        for q in range(self._groups):
             seg = Signal(segment_layout, name=f"seg{q}_next")
             req = reqs[q]
-            valid = self.req_valid[q]
+            valid = valids[q]
             data = valid & req.cmd[5]
             be = data & (req.cmd != ReqCmd.WRITE_FULL.value)
-            beats = [self.rsp_beats[s] for s in range(4 * q, 4 * q + 4)]
-            sbeats = self._quad_beats[q]
+            beats = [self.rsp_beats[s] for s in range(per * q, per * q + per)]
+            sbeats = self._group_beats[q]
             total = _small_sums(beats, _SMALL // 2)    # sums of response beats
             small = [~data & total[0]]
             for j in range(1, _SMALL):
@@ -231,6 +303,54 @@ class ControlTally(wiring.Component):
             ]
             segs.append(seg)
         return segs
+
+
+def _uncompressed(m, sec, q, name):
+    """The uncompressed request field of sectors ``4q .. 4q+3``: ``(field, request, legal
+    command, length ok)``."""
+    f = uncompressed_request(Cat(*(sec[s] for s in range(4 * q, 4 * q + 4))))
+    ok_len = field_length_ok(m, f.cmd, f.addr, f.len, f.num_beats, name)
+    legal_cmd = legal_command(f.cmd)
+    r = Signal(request_layout, name=name)
+    m.d.comb += [
+        r.cmd.eq(f.cmd), r.vc.eq(f.vc), r.asi.eq(f.asi), r.tag.eq(f.tag),
+        r.attr.eq(f.attr), r.len.eq(f.len), r.metadata.eq(f.metadata),
+        r.addr.eq(Cat(Const(0, 2), f.addr)), r.src_acc.eq(f.src_acc),
+        r.dst_acc.eq(f.dst_acc), r.num_beats.eq(f.num_beats), r.pool.eq(f.pool),
+    ]
+    return f, r, legal_cmd, ok_len
+
+
+def _compressed(m, value, e, name):
+    """A compressed request field (2 sectors) expanded into ``e`` (a
+    :data:`cached_request_layout`) as Table 5-32 requires of what it stands for: the command
+    of Table 5-33, ATTR 0xFF for a read and 0x00 for a write, ReqLen 16 (LEN + 1) - 1,
+    NumBeats LEN for a write and 0 for a read, ReqMetaData[2:0] = METADATA, ReqAddr[19:6] =
+    ADDR (ReqAddr[56:20] comes from the address cache). Returns ``(statements, legal CMD,
+    within its 256-byte block)``; a compressed request is 64-byte aligned whole beats, so the
+    only length check is the block: ReqAddr[7:6] + LEN < 4 (README §4)."""
+    c = compressed_request(value)
+    write = c.cmd[2]
+    reach = Signal(3, name=f"{name}_reach")          # last beat's place in the block
+    m.d.comb += reach.eq(c.addr[:2] + c.len)
+    legal = or_all([c.cmd == code for code in _COMPRESSED_COMMANDS])
+    cmd = Mux(write, Mux(c.cmd[1], ReqCmd.WRITE_FULL.value, ReqCmd.WRITE.value),
+              ReqCmd.READ.value)
+    r = e.req
+    return [
+        r.cmd.eq(cmd), r.vc.eq(c.vc), r.asi.eq(c.asi), r.tag.eq(c.tag), r.pool.eq(c.pool),
+        r.attr.eq(Mux(write, 0x00, 0xFF)), r.len.eq(Cat(Const(-1, _LINE_DW_BITS), c.len)),
+        r.metadata.eq(c.metadata), r.addr.eq(Cat(Const(0, CACHE_LINE_LSB), c.addr)),
+        r.src_acc.eq(c.src_acc), r.dst_acc.eq(c.dst_acc), r.num_beats.eq(Mux(write, c.len, 0)),
+        e.cache.compressed.eq(1), e.cache.cway.eq(c.cway),
+    ], legal, ~reach[2]
+
+
+def _request_errors(m, bad_cmd, bad_len):
+    err = Signal(len(RxError))
+    m.d.comb += [err[RxError.RESERVED_COMMAND].eq(Cat(*bad_cmd).any()),
+                 err[RxError.IMPOSSIBLE_LENGTH].eq(Cat(*bad_len).any())]
+    return err
 
 
 def field_length_ok(m, cmd, addr, length, num_beats, name):
