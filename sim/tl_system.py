@@ -18,7 +18,7 @@ from collections import Counter
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from rtl.model.tl import Request, credit_table
 from rtl.tl.layout import TlConfig, TxCacheCount, tx_cache_counts
@@ -79,9 +79,13 @@ async def system(dut):
     counter = _Flits(dut)
     await reset(dut)
     if config.cache_ways:
+        # The caches' reset walks: the Tx cache's (``busy``), and the Rx cache's, one entry per
+        # clock, during which received requests wait (and so, for credits, the peer).
         for end in "ab":
-            while getattr(dut, f"{end}_tx_cache__busy").value:      # the clear walk
+            while getattr(dut, f"{end}_tx_cache__busy").value:
                 await RisingEdge(dut.clk)
+        await ClockCycles(dut.clk, config.cache_rows * config.cache_ways)
+        counter.cycles = 0                  # flits per clock count from here
     sent = {}
     started = time.monotonic()
     for end in "ab":
