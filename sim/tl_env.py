@@ -8,7 +8,7 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import ReadOnly, RisingEdge
 
 from rtl.model import addrcache as model_cache
 from rtl.model.tl import CLASSES, SLOTS, Flit, ReadResponse, Request, Unpacker, WriteResponse
@@ -230,24 +230,26 @@ class TxCacheControls:
         self.dut.tx_cache__policy.value = policy.value
 
     async def invalidate(self, acc, way):
-        dut = self.dut
-        dut.tx_cache__invalidate__payload.value = cache_entry_layout.const(
+        """Invalidate one Tx entry (a handshake)."""
+        self.dut.tx_cache__invalidate__payload.value = cache_entry_layout.const(
             {"acc": acc, "way": way}).as_bits()
-        dut.tx_cache__invalidate__valid.value = 1
-        while True:
-            await RisingEdge(dut.clk)
-            if dut.tx_cache__invalidate__ready.value:
-                break
-        dut.tx_cache__invalidate__valid.value = 0
+        await self._handshake(self.dut.tx_cache__invalidate__valid,
+                              self.dut.tx_cache__invalidate__ready)
 
     async def clear(self):
-        dut = self.dut
-        dut.tx_cache__clear_valid.value = 1
+        """Clear the Tx cache (a handshake)."""
+        await self._handshake(self.dut.tx_cache__clear_valid, self.dut.tx_cache__clear_ready)
+
+    async def _handshake(self, valid, ready):
+        """Hold ``valid`` until the clock edge at which ``ready`` is high."""
+        valid.value = 1
         while True:
-            await RisingEdge(dut.clk)
-            if dut.tx_cache__clear_ready.value:
+            await ReadOnly()
+            taken = bool(ready.value)
+            await RisingEdge(self.dut.clk)
+            if taken:
                 break
-        dut.tx_cache__clear_valid.value = 0
+        valid.value = 0
 
     async def idle(self):
         """Wait while the clear walk runs (after reset)."""

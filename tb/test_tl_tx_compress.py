@@ -5,7 +5,7 @@ changes."""
 
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 
 from rtl.model import addrcache as model_cache
 from rtl.model.tl import CLASSES, Packer, Request
@@ -30,7 +30,7 @@ from sim.tl_traffic import (
     make_write_response,
     random_response,
 )
-from tb.test_tl_tx import _sector_diff
+from tb.test_tl_tx import _collect, _sector_diff
 
 PLENTY = {cls: {"pool": 4000} for cls in CLASSES}
 #: Model policy names by RTL policy.
@@ -46,19 +46,6 @@ def requests(rng, config, pattern, n):
         dst = r.dst_acc % config.cache_rows if rng.random() < 0.95 else config.cache_rows
         out.append(cacheable_request(rng, r.addr >> 20, dst))
     return out
-
-
-async def _collect(env, quiet=64):
-    flits, idle = [], 0
-    while idle < quiet:
-        await RisingEdge(env.dut.clk)
-        if env.flits.empty():
-            idle += 1
-            continue
-        while not env.flits.empty():
-            flits.append(await env.recv_flit())
-        idle = 0
-    return flits
 
 
 @cocotb.test(timeout_time=2, timeout_unit="ms")
