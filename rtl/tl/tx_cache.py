@@ -1,5 +1,7 @@
 """The UALink TL Tx address cache: each request's compression decision, as a stream stage."""
 
+from types import SimpleNamespace
+
 from amaranth import Cat, Module, Mux, Shape, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.memory import Memory
@@ -149,6 +151,13 @@ class TxAddrCache(ConfiguredComponent):
         The clear walk runs.
     counts : Out(tx_cache_counts)
         Counters by :class:`~rtl.tl.layout.TxCacheCount`, 32 bits, wrapping, as the model's.
+
+    Attributes
+    ----------
+    state : SimpleNamespace
+        Set by :meth:`elaborate`: the internal state (the row RAM, the stages, the forwarded
+        rows, the lookup's match vector, the walk's row), for the invariants of the lock-step
+        proof (``tb/test_tl_cache_proof.py``). Not a port.
     """
 
     config_class = AddrCacheConfig
@@ -192,8 +201,8 @@ class TxAddrCache(ConfiguredComponent):
         self._read(m, advance, s1, s2, rd, early, last, cur)
         with m.If(advance):
             m.d.sync += [s2.eq(s1), older.eq(Mux(s1.source[1], last, rd.data))]
-        new, decision, looked, hit = self._lookup(m, advance, s2, cur, last, older, early,
-                                                  effect)
+        new, decision, looked, hit, match = self._lookup(m, advance, s2, cur, last, older,
+                                                         early, effect)
         entry = self._backoff(m, advance, s2, looked, hit)
         write = Signal()
         m.d.comb += write.eq(advance & s2.valid & s2.in_range)
@@ -201,7 +210,9 @@ class TxAddrCache(ConfiguredComponent):
             m.d.sync += [self.o.valid.eq(s2.valid & ~s2.inv),
                          self.o.p.req.eq(s2.req), self.o.p.cache.eq(decision),
                          last.eq(new)]
-        self._walk(m, clear, wr, write, s2.acc, new)
+        walk_row = self._walk(m, clear, wr, write, s2.acc, new)
+        self.state = SimpleNamespace(mem=mem, rd=rd, s1=s1, s2=s2, last=last, older=older,
+                                     cur=cur, match=match, walk_row=walk_row)
         req = s2.valid & ~s2.inv
         self._count(m, clear=clear, entry=entry, hit=advance & req & looked & hit,
                     miss=advance & req & looked & ~hit,
@@ -306,7 +317,7 @@ class TxAddrCache(ConfiguredComponent):
             decision.cload.eq(looked & ~hit),
             decision.cway.eq(Mux(looked, Mux(hit, hit_way, victim), 0)),
         ]
-        return new, decision, looked, hit
+        return new, decision, looked, hit, match
 
     def _backoff(self, m, advance, s2, looked, hit):
         """Policy and adaptive backoff [ours, after §5.10]: drives ``looked`` (the request in
@@ -342,7 +353,8 @@ class TxAddrCache(ConfiguredComponent):
         return entry
 
     def _walk(self, m, clear, wr, write, acc, new):
-        """The RAM's write port: the clear walk (``busy``) or the lookup stage's row."""
+        """The RAM's write port: the clear walk (``busy``) or the lookup stage's row; returns
+        the row the walk writes next."""
         cfg = self._config
         busy = Signal(init=1)
         row = Signal(_bits(cfg.rows))
@@ -358,6 +370,7 @@ class TxAddrCache(ConfiguredComponent):
             m.d.sync += row.eq(row + 1)
             with m.If(row == cfg.rows - 1):
                 m.d.sync += busy.eq(0)
+        return row
 
     def _count(self, m, **events):
         """``counts``: each event registered, then added; loads equal misses and compressed
