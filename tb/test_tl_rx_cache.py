@@ -259,20 +259,18 @@ class _Run:
                 if not self.errors[clock + _COMMIT_DELAY]]
 
 
-#: The request path's buffers (instances of the generated Verilog, reached through VPI):
-#: the catch buffer, the receive buffer, the data and byte-enable buffers, the cache stage.
-_REQUEST_BUFFERS = {"req_catch": "empty", "req_fifo": "r__valid", "req_data": "r__valid",
-                    "req_be": "r__valid", "req_expand": "v"}
+#: The request path's buffers, by a port of theirs in the generated Verilog (reached through
+#: VPI) and its value when empty: the catch buffer, the receive buffer, the data and
+#: byte-enable buffers, the cache stage's two registers.
+_REQUEST_BUFFERS = [("req_catch", "empty", 1), ("req_fifo", "r__valid", 0),
+                    ("req_data", "r__valid", 0), ("req_be", "r__valid", 0),
+                    ("req_expand", "idle", 1), ("req_expand", "o__valid", 0)]
 
 
 def _request_buffers(env):
-    """Which of the request path's buffers hold something (names)."""
-    held = []
-    for instance, flag in _REQUEST_BUFFERS.items():
-        value = int(getattr(getattr(env.dut, instance), flag).value)
-        if value != (flag == "empty"):
-            held.append(instance)
-    return held
+    """Which of the request path's buffers hold something (``instance.port``)."""
+    return [f"{instance}.{port}" for instance, port, empty in _REQUEST_BUFFERS
+            if int(getattr(getattr(env.dut, instance), port).value) != empty]
 
 
 def _split(responses_):
@@ -417,9 +415,10 @@ async def rx_cache_unexpandable(dut, kind, backlog):
     traffic = CacheTraffic(cfg, rng)
     # With backlog, the bad request waits behind a request held at the output while the
     # traffic after it fills the buffers.
+    row = rng.randrange(cfg.cache_rows)             # for "never_loaded": kept unloaded
     before = traffic.run(rng.randint(1, 3) if backlog else rng.randrange(40),
-                         missing_loads=False)
-    bad = traffic.unexpandable(kind)
+                         missing_loads=False, avoid=row)
+    bad = traffic.unexpandable(kind, row)
     after = traffic.run(30, missing_loads=False)
     rsps = responses(rng, 60)
     sender = CacheSender(rng, init)

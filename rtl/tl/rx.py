@@ -77,7 +77,7 @@ class TlRx(ConfiguredComponent):
     from a register), one to sequence and check the flit, which writes the item straight into
     the empty head register of its output (or its beat into the data buffer). ``grant`` and
     ``error`` follow 3 clocks after the flit, ``error_counts``, ``poisoned`` and
-    ``peer_init`` 4. With an address cache a request takes one clock more (its cache lookup,
+    ``peer_init`` 4. With an address cache a request takes two clocks more (its cache lookup,
     :class:`~rtl.tl.rx_expand.RequestExpand`); its ``compressed_request`` error, found as the
     request leaves the cache stage, sets ``error`` 2 clocks later. Throughput: one flit per
     clock; one UPLI beat per clock and output. Overflow: an arrival beyond the advertised
