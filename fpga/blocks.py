@@ -21,9 +21,10 @@ from amaranth.build import Attrs, Clock, Pins, Resource
 from amaranth.vendor import LatticeECP5Platform
 
 from rtl.crc import Crc32, CrcConfig
-from rtl.tl.layout import TlConfig
+from rtl.tl.layout import AddrCacheConfig, TlConfig
 from rtl.tl.rx import TlRx
 from rtl.tl.tx import TlTx
+from rtl.tl.tx_cache import TxAddrCache
 from sim import toolchain
 
 from . import report
@@ -40,6 +41,7 @@ BLOCKS = [
     ("crc32", Crc32, CrcConfig(data_width=512, pipeline=3), "abc9"),
     ("tl_tx", TlTx, TlConfig(), "abc"),
     ("tl_rx", TlRx, TlConfig(), "abc"),
+    ("tl_tx_cache", TxAddrCache, AddrCacheConfig(), "abc9"),
     ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),
 ]
 

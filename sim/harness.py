@@ -11,10 +11,11 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import warnings
-import xml.etree.ElementTree as ElementTree
 from contextlib import contextmanager
+from xml.etree import ElementTree
 
 from amaranth.back import verilog
 
@@ -89,6 +90,22 @@ def _make_overrides(overrides):
             os.environ["MAKEFLAGS"] = saved
 
 
+#: ``always @*`` with a constant and nothing else: it never runs in simulation (Verilator's
+#: ALWNEVER, silenced above), so the bits keep their initial zeros while synthesis drives the
+#: constant. Amaranth emits such blocks for constant fields of a struct that is also written
+#: in a case statement; harmless only when the constant is zero.
+_NEVER_RUNS = re.compile(r"always @\*\n\s+(\S+) = \d+'h([0-9a-fA-F]+);\n")
+
+
+def _check_constant_blocks(source, toplevel):
+    """Refuse Verilog whose simulation would differ from synthesis (:data:`_NEVER_RUNS`)."""
+    bad = [m.group(1) for m in _NEVER_RUNS.finditer(source) if int(m.group(2), 16)]
+    if bad:
+        raise RuntimeError(f"{toplevel}: constant bits in always blocks that never run in "
+                           f"simulation: {', '.join(bad)}; assign them outside a case "
+                           f"statement")
+
+
 def build(component, config, *, toplevel):
     """Build ``component`` (elaborated from ``config``) and return its build folder."""
     import cocotb
@@ -98,6 +115,7 @@ def build(component, config, *, toplevel):
     waves = waves_enabled()
     folder = build_dir(config, toplevel=toplevel, waves=waves)
     source = verilog.convert(component, name=toplevel, emit_src=False)
+    _check_constant_blocks(source, toplevel)
     args, overrides = _build_args(waves), toolchain.make_overrides()
     compiler = shutil.which(os.environ.get("CXX", "g++"))
     key = hashlib.sha256(json.dumps([source, args, overrides, verilator.__version__,

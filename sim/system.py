@@ -1,13 +1,15 @@
 """``make sim``: the system simulation and its report.
 
-Two scenarios:
+Three scenarios:
 
 - ``crc``: the 512-bit CRC-32 engine fed several thousand random Ethernet frames (checked by
   their FCS) and 640-byte UALink DL-flit-sized blocks (CRC generated), every result compared
   with :func:`zlib.crc32` (``SIM_FRAMES``/``SIM_BLOCKS`` change the traffic);
 - ``tl``: two UALink TL ends back to back (:class:`sim.tl_link.TlLink`), random requests and
   responses both ways, every item checked, with efficiency, flits per clock and credits
-  (``SIM_TL_ITEMS`` items each way).
+  (``SIM_TL_ITEMS`` items each way);
+- ``tl_cache``: the same with address caches (4 ways x 1024 rows) and half of the requests
+  streaming through a few regions per destination, with each end's Tx cache counters.
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
 ``SEED=n`` reproduces a run, ``WAVES=1`` dumps waves.
@@ -27,6 +29,8 @@ from sim.tl_link import TlLink
 CONFIG = CrcConfig(data_width=512, pipeline=2)
 #: The TL ends simulated: default buffers.
 TL_CONFIG = TlConfig()
+#: The same with address caches, 4 ways x 1024 rows, each Rx cache following its peer's Tx.
+TL_CACHE_CONFIG = TlConfig(cache_ways=4, cache_rows=1024, cache_rx_index="DSTACCID")
 
 
 def _run(component, config, toplevel, module, part, env):
@@ -64,13 +68,22 @@ def _crc_rows(figures):
 
 
 def _tl_rows(figures):
-    rows = [("ends", "two UALink TL cores back to back, default buffers"),
+    caches = figures["config"]["cache_ways"]
+    ends = "two UALink TL cores back to back, default buffers" + (
+        f", address caches {caches} ways x {figures['config']['cache_rows']} rows" if caches
+        else "")
+    rows = [("ends", ends),
             ("seed", figures["seed"]), ("cycles", figures["cycles"])]
     for name, d in figures["directions"].items():
         rows.append((f"{name}", f"{d['items']} items, {d['data_bytes']} data bytes in "
                      f"{d['flits']} flits: efficiency {d['efficiency']:.2%}, "
                      f"{d['flits_per_clock']} flits/clock, credits home: {d['credits_home']}, "
                      f"receiver error: {d['error']}"))
+        if "tx_cache" in d:
+            c = d["tx_cache"]
+            rows.append((f"{name} Tx cache", f"{c['compressed']} compressed of "
+                         f"{c['compressed'] + c['uncompressed']} requests, {c['hits']} hits, "
+                         f"{c['misses']} misses, {c['backoff_entries']} backoffs"))
     rows += [("mismatches", figures["mismatches"]),
              ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
              ("wall time (with build)", f"{figures['wall_seconds']} s")]
@@ -87,6 +100,8 @@ def main():
     scenarios = {
         "crc": (Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env, _crc_rows),
         "tl": (TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env, _tl_rows),
+        "tl_cache": (TlLink(TL_CACHE_CONFIG), TL_CACHE_CONFIG, "tl_link", "sim.tl_system",
+                     tl_env, _tl_rows),
     }
     results, failures = {}, []
     for name, (component, config, top, module, env, _) in scenarios.items():

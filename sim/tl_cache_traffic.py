@@ -331,3 +331,25 @@ class CacheSender:
 def responses(rng, n):
     """``n`` random responses (read, with data, and write)."""
     return [random_response(rng) for _ in range(n)]
+
+
+class RegionAnswers:
+    """A stand-in Rx address cache for the golden unpacker (its ``address_cache``): each
+    compressed request gets the next ReqAddr[56:20] of ``regions`` (an iterable; None: the
+    entry cannot be expanded, or 0 with ``lenient``); CLOADs are ignored, the traffic having
+    computed the regions already. ``asked`` lists the ``(acc, way)`` of every expansion."""
+
+    index = "SRCACCID"
+
+    def __init__(self, regions, lenient=False):
+        self._regions, self._lenient, self.asked = iter(regions), lenient, []
+
+    def load(self, acc, way, tag):
+        pass
+
+    def expand(self, acc, way, addr_19_6):
+        self.asked.append((acc, way))
+        region = next(self._regions)
+        if region is None and self._lenient:
+            region = 0
+        return None if region is None else region << 20 | addr_19_6 << 6

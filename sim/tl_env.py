@@ -8,25 +8,41 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import ReadOnly, RisingEdge
 
-from rtl.model.tl import CLASSES, SLOTS, Flit, ReadResponse, Request, WriteResponse
+from rtl.model import addrcache as model_cache
+from rtl.model.tl import CLASSES, SLOTS, Flit, ReadResponse, Request, Unpacker, WriteResponse
 from rtl.tl.layout import (
     CREDIT_BITS,
     HALF_BITS,
+    CachePolicy,
     TlConfig,
+    TxCacheCount,
+    cache_entry_layout,
     credit_array,
     credit_update_layout,
     flit_layout,
     orig_data_layout,
     rd_rsp_layout,
     request_layout,
+    tx_cache_counts,
     wr_rsp_layout,
 )
 from sim.streams import LayoutSink, LayoutSource, reset
+from sim.tl_traffic import as_received
 
-__all__ = ["TlTxEnv", "UpliItemSource", "PERIOD_NS", "flit_of", "config_credits",
-           "credit_table_of"]
+__all__ = [
+    "PERIOD_NS",
+    "TlTxEnv",
+    "TxCacheControls",
+    "UpliItemSource",
+    "cache_receiver",
+    "config_credits",
+    "credit_table_of",
+    "delivered_with_cache",
+    "flit_of",
+    "model_cache_config",
+]
 
 #: Clock period in ns; every figure is reported in cycles.
 PERIOD_NS = 2
@@ -184,3 +200,76 @@ class UpliItemSource:
         for _ in range(cycles):
             await RisingEdge(self.dut.clk)
 
+
+# --- Address cache ---------------------------------------------------------------------------
+
+def model_cache_config(config):
+    """The golden model's cache configuration from the RTL's."""
+    c = config.tx_cache
+    return model_cache.AddrCacheConfig(
+        ways=c.ways, rows=c.rows, backoff_window=c.backoff_window,
+        backoff_min_hits=c.backoff_min_hits, backoff_length=c.backoff_length)
+
+
+def cache_receiver(config):
+    """The model's receiver and its Rx cache, which follows the Tx's row field."""
+    rx = model_cache.RxAddressCache(model_cache_config(config), index=config.cache_tx_index)
+    return Unpacker(address_cache=rx), rx
+
+
+class TxCacheControls:
+    """The ``tx_cache`` pins of a ``tl_tx`` top."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        dut.tx_cache__policy.value = CachePolicy.ALWAYS.value
+        dut.tx_cache__invalidate__valid.value = 0
+        dut.tx_cache__clear_valid.value = 0
+
+    def policy(self, policy):
+        self.dut.tx_cache__policy.value = policy.value
+
+    async def invalidate(self, acc, way):
+        """Invalidate one Tx entry (a handshake)."""
+        self.dut.tx_cache__invalidate__payload.value = cache_entry_layout.const(
+            {"acc": acc, "way": way}).as_bits()
+        await self._handshake(self.dut.tx_cache__invalidate__valid,
+                              self.dut.tx_cache__invalidate__ready)
+
+    async def clear(self):
+        """Clear the Tx cache (a handshake)."""
+        await self._handshake(self.dut.tx_cache__clear_valid, self.dut.tx_cache__clear_ready)
+
+    async def _handshake(self, valid, ready):
+        """Hold ``valid`` until the clock edge at which ``ready`` is high."""
+        valid.value = 1
+        while True:
+            await ReadOnly()
+            taken = bool(ready.value)
+            await RisingEdge(self.dut.clk)
+            if taken:
+                break
+        valid.value = 0
+
+    async def idle(self):
+        """Wait while the clear walk runs (after reset)."""
+        while self.dut.tx_cache__busy.value:
+            await RisingEdge(self.dut.clk)
+
+    def counts(self):
+        """The cache's counters by :class:`TxCacheCount`."""
+        view = tx_cache_counts.from_bits(self.dut.tx_cache__counts.value.to_unsigned())
+        return {kind: int(view[kind]) for kind in TxCacheCount}
+
+
+def delivered_with_cache(config, items, flits):
+    """The flits through the model's receiver: every request intact, nothing left owed;
+    returns the receiver's Rx cache."""
+    u, rx = cache_receiver(config)
+    for flit in flits:
+        u.feed(flit)
+    assert u.error is None, u.error
+    assert u.idle()
+    assert u.requests == [as_received(i) for i in items if isinstance(i, Request)]
+    assert rx.errors == 0
+    return rx

@@ -5,7 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.tl.core import TlCore
-from rtl.tl.layout import CREDIT_BITS, credit_array, upli_members
+from rtl.tl.layout import CREDIT_BITS, credit_array, tx_cache_port, upli_members
 
 __all__ = ["TlLink"]
 
@@ -26,6 +26,8 @@ class TlLink(wiring.Component):
         A flit left that end this clock.
     a_credits, b_credits : Out
         TL credits each end's packer holds.
+    a_tx_cache, b_tx_cache : Out(tx_cache_port())
+        With address caches: each end's Tx cache controls.
     """
 
     def __init__(self, config):
@@ -38,6 +40,8 @@ class TlLink(wiring.Component):
             members[f"{end}_error"] = Out(1)
             members[f"{end}_flit"] = Out(1)
             members[f"{end}_credits"] = Out(credit_array(CREDIT_BITS))
+            if config.tx_cache is not None:
+                members[f"{end}_tx_cache"] = Out(tx_cache_port())
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -55,6 +59,9 @@ class TlLink(wiring.Component):
                          getattr(self, f"{end}_flit").eq(core.flit_out.valid
                                                          & core.flit_out.ready),
                          getattr(self, f"{end}_credits").eq(core.credits)]
+            if self._config.tx_cache is not None:
+                wiring.connect(m, wiring.flipped(getattr(self, f"{end}_tx_cache")),
+                               core.tx_cache)
         wiring.connect(m, ends["a"].flit_out, ends["b"].flit_in)
         wiring.connect(m, ends["b"].flit_out, ends["a"].flit_in)
         return m

@@ -5,7 +5,9 @@ then) and responses (every status) to the other, with idle cycles on the UPLI in
 backpressure on the outputs. Every item must arrive intact; the figures go to the JSON file
 named by ``SIM_REPORT``: per direction the data bytes, flits, efficiency (data bytes / flit
 bytes) and flits per clock, and the credits each end holds at the end (all of them, when nothing
-is in flight).
+is in flight). With address caches (``cache_ways``), half of each end's requests stream through a
+few 1 MB regions per destination (compressible when they hit) and the report adds each end's
+Tx cache counters.
 """
 
 import json
@@ -16,14 +18,20 @@ from collections import Counter
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from rtl.model.tl import credit_table
-from rtl.tl.layout import TlConfig
+from rtl.model.tl import Request, credit_table
+from rtl.tl.layout import TlConfig, TxCacheCount, tx_cache_counts
 from sim.streams import random_pauses, reset
 from sim.tl_env import PERIOD_NS, UpliItemSource, config_credits, credit_table_of
 from sim.tl_rx_env import UpliItemSink
-from sim.tl_traffic import as_received, payload_bytes, random_items, upli_transfers
+from sim.tl_traffic import (
+    as_received,
+    cacheable_request,
+    payload_bytes,
+    random_items,
+    upli_transfers,
+)
 
 
 class _Flits:
@@ -42,6 +50,24 @@ class _Flits:
                 self.flits[end] += int(getattr(self.dut, f"{end}_flit").value)
 
 
+def _traffic(rng, config, count):
+    """``count`` random items; with caches, requests of the streaming patterns mixed in."""
+    items = random_items(rng, count)
+    if not config.cache_ways:
+        return items
+    regions = [[rng.randrange(1 << 37) for _ in range(4)] for _ in range(config.cache_rows)]
+    for k in range(0, len(items), 2):
+        if isinstance(items[k], Request):
+            dst = rng.randrange(min(config.cache_rows, 8))
+            items[k] = cacheable_request(rng, rng.choice(regions[dst]), dst)
+    return items
+
+
+def _cache_counts(dut, end):
+    view = tx_cache_counts.from_bits(getattr(dut, f"{end}_tx_cache__counts").value.to_unsigned())
+    return {kind.name.lower(): int(view[kind]) for kind in TxCacheCount}
+
+
 @cocotb.test(timeout_time=100, timeout_unit="ms")
 async def system(dut):
     config = TlConfig.from_env()
@@ -52,12 +78,20 @@ async def system(dut):
     sinks = {end: UpliItemSink(dut, f"{end}_rx_", rng) for end in "ab"}
     counter = _Flits(dut)
     await reset(dut)
+    if config.cache_ways:
+        # The caches' reset walks: the Tx cache's (``busy``), and the Rx cache's, one entry per
+        # clock, during which received requests wait (and so, for credits, the peer).
+        for end in "ab":
+            while getattr(dut, f"{end}_tx_cache__busy").value:
+                await RisingEdge(dut.clk)
+        await ClockCycles(dut.clk, config.cache_rows * config.cache_ways)
+        counter.cycles = 0                  # flits per clock count from here
     sent = {}
     started = time.monotonic()
     for end in "ab":
         sources[end].set_idle(lambda: random_pauses(rng, 0.1))
         sinks[end].set_backpressure(0.1)
-        sent[end] = random_items(rng, count)
+        sent[end] = _traffic(rng, config, count)
         for item in sent[end]:
             sources[end].send(item)
     want = sum(upli_transfers(sent[end]) for end in "ab")
@@ -86,6 +120,8 @@ async def system(dut):
             == credit_table(config_credits(config)),
             "error": bool(getattr(dut, f"{far}_error").value),
         }
+        if config.cache_ways:
+            report["directions"][f"{end}->{far}"]["tx_cache"] = _cache_counts(dut, end)
     with open(os.environ["SIM_REPORT"], "w") as f:
         json.dump(report, f, indent=2)
     assert report["mismatches"] == 0

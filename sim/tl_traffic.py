@@ -17,10 +17,26 @@ from rtl.model.tl import (
     WriteResponse,
 )
 
-__all__ = ["ALL_BYTES", "make_request", "make_read_response", "make_write_response",
-           "random_request", "random_response", "rand_errors", "as_received", "poisoned_beat",
-           "MIXES", "overhead_bytes", "payload_bytes", "random_items", "by_kind",
-           "upli_transfers"]
+__all__ = [
+    "ALL_BYTES",
+    "CACHE_PATTERNS",
+    "MIXES",
+    "as_received",
+    "by_kind",
+    "cache_pattern",
+    "cacheable_request",
+    "make_read_response",
+    "make_request",
+    "make_write_response",
+    "overhead_bytes",
+    "payload_bytes",
+    "poisoned_beat",
+    "rand_errors",
+    "random_items",
+    "random_request",
+    "random_response",
+    "upli_transfers",
+]
 
 ALL_BYTES = (1 << 64) - 1
 
@@ -180,3 +196,53 @@ def overhead_bytes(item):
 def payload_bytes(item):
     """Data bytes the TL carries for ``item``: 64 per beat."""
     return 64 * item.beats
+
+
+# --- Address cache traffic --------------------------------------------------------------------
+# Requests that Table 5-32 lets the Tx compress when their 1 MB region hits, drawn from a few
+# regions per destination.
+
+REGION_BYTES = 1 << 20
+
+
+def cacheable_request(rng, region, dst_acc, cmd=None, nbytes=None):
+    """A Read, Write or WriteFull of 64..256 bytes, 64-byte aligned within a 256-byte block of
+    the 1 MB ``region`` (ReqAddr[56:20]), with the ATTR and ReqMetaData a compressed request can
+    carry [Table 5-32]."""
+    cmd = rng.choice([READ, WRITE, WRITE_FULL]) if cmd is None else cmd
+    nbytes = 64 * rng.randint(1, 4) if nbytes is None else nbytes
+    addr = region * REGION_BYTES + 256 * rng.randrange(REGION_BYTES // 256) \
+        + 64 * rng.randrange(5 - nbytes // 64)
+    r = make_request(rng, cmd, addr, nbytes)
+    return dataclasses.replace(r, attr=0xFF if cmd == READ else 0x00,
+                               metadata=rng.randrange(8), dst_acc=dst_acc)
+
+
+def _streams(rng, n, dsts, per_dst):
+    """``n`` requests over ``per_dst`` regions for each of ``dsts``, picked at random."""
+    regions = {d: [rng.randrange(1 << 37) for _ in range(per_dst)] for d in dsts}
+    out = []
+    for _ in range(n):
+        d = rng.choice(dsts)
+        out.append(cacheable_request(rng, rng.choice(regions[d]), d))
+    return out
+
+
+#: Address patterns of the address cache tests and benchmark [issue 4]: name -> f(rng, n)
+#: returning ``n`` cacheable requests.
+CACHE_PATTERNS = {
+    "one_region": lambda rng, n: _streams(rng, n, [7], 1),
+    "four_streams": lambda rng, n: _streams(rng, n, [1, 2], 4),
+    "eight_streams": lambda rng, n: _streams(rng, n, [1], 8),
+    "random_1g": lambda rng, n: [cacheable_request(rng, (3 << 10) + rng.randrange(1024), 5)
+                                 for _ in range(n)],
+    "all_destinations": lambda rng, n: _streams(rng, n, list(range(1024)), 1),
+}
+
+
+def cache_pattern(rng, name, n, uncacheable=0.0):
+    """``n`` requests of pattern ``name``; a fraction ``uncacheable`` of them replaced by
+    random requests that Table 5-32 mostly forbids compressing (atomics, vendor commands,
+    partial writes, any ATTR and metadata)."""
+    return [random_request(rng) if rng.random() < uncacheable else r
+            for r in CACHE_PATTERNS[name](rng, n)]

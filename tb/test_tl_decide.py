@@ -13,7 +13,7 @@ from amaranth.lib import data
 from cocotb.triggers import Timer
 
 from rtl.config import BlockConfig
-from rtl.model.tl import OKAY, SLOTS, Packer
+from rtl.model.tl import FIELD_SECTORS, OKAY, SLOTS, FType, Packer, _request_starts
 from rtl.tl.layout import (
     FAIR_LEAD_LIMIT,
     FAIR_RESPONSES_AHEAD,
@@ -46,7 +46,9 @@ def _state(rng):
 
     def vc():
         return vc_bias if vc_bias is not None and rng.random() < 0.8 else rng.randrange(4)
-    reqs = [dataclasses.replace(random_request(rng), vc=vc()) for _ in range(rng.randint(0, 5))]
+    narrow = rng.choice([0.0, 0.5, 1.0])   # the share of compressed request fields
+    reqs = [(dataclasses.replace(random_request(rng), vc=vc()), rng.random() < narrow)
+            for _ in range(rng.randint(0, 6))]
     rsps = [dataclasses.replace(random_response(rng), vc=vc()) for _ in range(rng.randint(0, 11))]
     state = {
         "reqs": reqs, "rsps": rsps, "credits": _credits(rng),
@@ -64,12 +66,13 @@ def _directed_states(rng):
     """States that reach every request and response count and both credit kinds on any seed:
     ``n`` write responses (compressed, no data) with room for all, on one VC whose credits are
     plentiful or absent (the pool then pays)."""
-    for n_req in range(3):
+    for n_req in range(REQS_PER_CONTROL + 1):
         for n_rsp in range(RSP_LIMIT + 1):
             for vc_credit in (0, 4000):
                 credits = {cls.name.lower(): {slot: 4000 if slot == "pool" else vc_credit
                                               for slot in SLOTS} for cls in CreditClass}
-                reqs = [dataclasses.replace(random_request(rng), vc=0) for _ in range(n_req)]
+                reqs = [(dataclasses.replace(random_request(rng), vc=0), n_req > 2)
+                        for _ in range(n_req)]
                 rsps = [make_write_response(rng, OKAY, vc=0) for _ in range(n_rsp)]
                 yield {"reqs": reqs, "rsps": rsps, "credits": credits, "req_allow": REQ_LIMIT,
                        "rsp_allow": RSP_LIMIT, "fc_pending": False, "traffic": True,
@@ -81,21 +84,24 @@ def _model_choice(s):
     if not s["traffic"]:
         return 0, 0, None, None
     p = Packer({}, s["credits"])
-    p._requests, p._responses = deque(s["reqs"]), deque(s["rsps"])
+    p._requests, p._responses = deque(r for r, _ in s["reqs"]), deque(s["rsps"])
+    p._decisions = deque((FType.COMPRESSED_REQUEST if narrow else FType.REQUEST, False, 0)
+                         for _, narrow in s["reqs"])
     p._rates["req"].outstanding = REQ_LIMIT - s["req_allow"]
     p._rates["rsp"].outstanding = RSP_LIMIT - s["rsp_allow"]
     p.lead = s["lead"]
-    reqs, rsps = p._choose(7 if s["fc_pending"] else 8)
+    reqs, rsps = p._choose(int(s["fc_pending"]))
     return (len(reqs), len(rsps), reqs[0][1] if reqs else None, rsps[0][1] if rsps else None)
 
 
 def _drive(dut, s):
     """Present state ``s`` through the decision's own layouts."""
     reqs, rsps = s["reqs"], s["rsps"]
-    dut.req.value = data.ArrayLayout(decide_req_layout, 2).const(
-        [{"vc": r.vc, "beats": r.beats} for r in reqs[:2]]
-        + [{}] * (2 - len(reqs[:2]))).as_bits()
-    dut.req_valid.value = (1 << min(len(reqs), 2)) - 1
+    shown = reqs[:REQS_PER_CONTROL]
+    dut.req.value = data.ArrayLayout(decide_req_layout, REQS_PER_CONTROL).const(
+        [{"vc": r.vc, "beats": r.beats, "wide": not narrow} for r, narrow in shown]
+        + [{}] * (REQS_PER_CONTROL - len(shown))).as_bits()
+    dut.req_valid.value = (1 << len(shown)) - 1
     window, total = [], 0
     for j, r in enumerate(rsps[:RSP_LIMIT]):
         total += r.beats
@@ -108,11 +114,11 @@ def _drive(dut, s):
     dut.credits.value = credit_array(DECIDE_CREDIT_BITS).const(
         [[min(s["credits"][cls.name.lower()][slot], top) for slot in SLOTS]
          for cls in CreditClass]).as_bits()
-    dut.req_allowed.value = (1 << min(s["req_allow"], 2)) - 1
+    dut.req_allowed.value = (1 << min(s["req_allow"], REQS_PER_CONTROL)) - 1
     dut.rsp_allowed.value = (1 << s["rsp_allow"]) - 1
     dut.traffic.value = s["traffic"]
     dut.fair.value = bool(rsps) and s["lead"] >= 0
-    dut.dataless_head.value = bool(reqs) and reqs[0].beats == 0
+    dut.dataless_head.value = bool(reqs) and reqs[0][0].beats == 0
     dut.fc_pending.value = s["fc_pending"]
 
 
@@ -135,7 +141,7 @@ async def decide_matches_model(dut):
             assert int(dut.rsp_pool.value) == rsp_pool, f"case {case}: response credit kind"
         seen.add((n_req, n_rsp, req_pool, rsp_pool))
     # The states (the directed ones at least) reach every count and both credit kinds.
-    assert {n for n, _, _, _ in seen} == {0, 1, 2}
+    assert {n for n, _, _, _ in seen} == set(range(REQS_PER_CONTROL + 1))
     assert {n for _, n, _, _ in seen} == set(range(RSP_LIMIT + 1))
     assert {p for _, _, p, _ in seen} >= {True, False}
     assert {p for _, _, _, p in seen} >= {True, False}
@@ -186,7 +192,9 @@ def _decide_proof(wrong_cap=False):
     m = Module()
     m.submodules.dut = dut = TxDecide()
     n, k = dut.n_req, dut.n_rsp
-    req_beats = [dut.req[0].beats, dut.req[0].beats + dut.req[1].beats]
+    req_beats = [dut.req[0].beats]
+    for r in dut.req[1:]:
+        req_beats.append(req_beats[-1] + r.beats)
     one_vc = [dut.rsp[j].one_vc == Cat(*(dut.rsp[i].vc == dut.rsp[0].vc
                                          for i in range(j + 1))).all() for j in range(RSP_LIMIT)]
     assumed = Cat(
@@ -194,15 +202,27 @@ def _decide_proof(wrong_cap=False):
         _thermometer_ok(dut.req_allowed), _thermometer_ok(dut.rsp_allowed),
         *(r.beats <= MAX_BEATS for r in dut.req), *one_vc).all()
     wide0 = (k != 0) & dut.rsp[0].wide
-    sectors = Signal(range(4 * REQS_PER_CONTROL + RSP_LIMIT + 2))
-    m.d.comb += sectors.eq(4 * n + k + wide0)
+    # Where the golden model puts n requests of each field size: the sector after them and the
+    # sectors they cover; the responses follow, and the FC reservation may use the gap.
+    fits = Signal()
+    wides = Cat(*(r.wide for r in dut.req))
+    with m.Switch(Cat(wides, n)):
+        for pattern in range(1 << REQS_PER_CONTROL):
+            for count in range(REQS_PER_CONTROL + 1):
+                sizes = [FIELD_SECTORS[FType.REQUEST if pattern >> i & 1 else
+                                       FType.COMPRESSED_REQUEST] for i in range(count)]
+                end = _request_starts(sizes)[1]
+                with m.Case(pattern | count << REQS_PER_CONTROL):
+                    m.d.comb += fits.eq((end + k + wide0 <= SECTORS_PER_HALF)
+                                        & (sum(sizes) + k + wide0 + dut.fc_pending
+                                           <= SECTORS_PER_HALF))
     cap = FAIR_RESPONSES_AHEAD - (1 if wrong_cap else 0)
     claims = Cat(
         dut.traffic | ((n == 0) & (k == 0)),
         n <= REQS_PER_CONTROL,
         _within(n, dut.req_valid & dut.req_allowed),
         _within(k, dut.rsp_valid & dut.rsp_allowed),
-        sectors <= SECTORS_PER_HALF - dut.fc_pending,
+        fits,
         *(~(k > j) | ~dut.rsp[j].wide for j in range(1, RSP_LIMIT)),
         ~dut.fair | (n <= 1),
         ~dut.dataless_head | (k <= n + cap),

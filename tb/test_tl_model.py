@@ -61,13 +61,23 @@ REGION = 0x1_2345_6789      # ReqAddr[56:20] held by the test address cache
 
 # --- Helpers --------------------------------------------------------------------------------------
 
-def cache(src, dst, cway):
-    """Test address cache for the examples that use compressed requests."""
-    return REGION
+class _Cache:
+    """Test address cache for the examples that use compressed requests: every entry holds
+    REGION (the examples never load one)."""
+    index = "SRCACCID"
+
+    def load(self, acc, way, tag):
+        raise AssertionError("the examples send no CLOAD")
+
+    def expand(self, acc, way, addr_19_6):
+        return REGION << 20 | addr_19_6 << 6
+
+
+cache = _Cache()
 
 
 def compressed_request_field(r, cmd, pool, cway=0):
-    """The 0x3 field of ``r`` (Table 5-31), written here because the model never sends one."""
+    """The 0x3 field of ``r`` (Table 5-31), by hand: the model's encoder is checked against it."""
     return encode_field(
         FType.COMPRESSED_REQUEST, CMD=cmd, VCHAN=r.vc, ASI=r.asi, TAG=r.tag, POOL=pool,
         LEN=(r.length + 1) // 16 - 1, METADATA=r.metadata, ADDR=(r.addr >> 6) & 0x3FFF,

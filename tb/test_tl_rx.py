@@ -49,6 +49,7 @@ from rtl.tl.rx_req_out import beats_held
 from rtl.tl.rx_tally import field_length_ok
 from sim import harness
 from sim.prove import prove
+from sim.tl_cache_traffic import RegionAnswers
 from sim.tl_env import config_credits
 from sim.tl_examples import EXAMPLES, build
 from sim.tl_rx_env import TlRxEnv
@@ -637,7 +638,7 @@ async def rx_several_errors(dut, case):
     await _run(env, model, before)
     await _settle(env, upli_transfers(before), model)   # buffers empty again
     ref = Unpacker(buffers=config_credits(env.config),
-                   address_cache=(lambda src, dst, cway: 0) if cached else None)
+                   address_cache=RegionAnswers(itertools.repeat(0)) if cached else None)
     ref.feed(bad)
     assert ref.error == kind and ref.errors == {kind: 1}, f"golden model says {ref.error}"
     for flit in [Flit(0)] * RSP_LIMIT + [bad]:          # empty catch buffers, as in ``ref``

@@ -38,7 +38,13 @@ from rtl.tl.layout import (
 from rtl.tl.rx import TlRx
 from rtl.tl.rx_cache import RxAddrCache
 from sim import harness
-from sim.tl_cache_traffic import CMD_CODE, CacheSender, CacheTraffic, responses
+from sim.tl_cache_traffic import (
+    CMD_CODE,
+    CacheSender,
+    CacheTraffic,
+    RegionAnswers,
+    responses,
+)
 from sim.tl_env import config_credits
 from sim.tl_rx_env import TlRxEnv
 from sim.tl_traffic import as_received, by_kind, upli_transfers
@@ -51,12 +57,9 @@ _COMMIT_DELAY = 3
 # --- Golden model: the address_cache hook -------------------------------------------------------
 
 def _hook(regions, lenient=False):
-    """An ``address_cache`` hook answering ``regions`` in turn (None: cannot be expanded;
-    with ``lenient``, 0 instead)."""
-    def hook(src, dst, cway):
-        region = regions.popleft()
-        return 0 if region is None and lenient else region
-    return hook
+    """An ``address_cache`` answering ``regions`` in turn (None: cannot be expanded; with
+    ``lenient``, 0 instead)."""
+    return RegionAnswers(regions, lenient)
 
 
 def _compressed(cmd=READ, addr=0, cway=0, length=0, acc=0):
@@ -67,7 +70,7 @@ def _compressed(cmd=READ, addr=0, cway=0, length=0, acc=0):
 @pytest.mark.parametrize("region, want", [(0x12345, None), (None, "compressed_request")])
 def test_model_hook_none(region, want):
     """The golden unpacker: a hook answering None is the error ``compressed_request``."""
-    u = Unpacker(address_cache=lambda src, dst, cway: region)
+    u = Unpacker(address_cache=RegionAnswers([region]))
     u.feed(Flit.of(place(0, _compressed(addr=0x1C0)), 0))
     assert u.error == want
     assert u.requests == ([] if want else [u.requests[0]])
@@ -77,11 +80,11 @@ def test_model_hook_none(region, want):
 def test_model_hook_order():
     """The hook is not asked for a reserved CMD (that is ``reserved_command``), and an
     impossible length outranks an entry that cannot be expanded (README §4 order)."""
-    asked = []
-    u = Unpacker(address_cache=lambda *ids: asked.append(ids))
+    hook = RegionAnswers([])
+    u = Unpacker(address_cache=hook)
     u.feed(Flit.of(place(0, encode_field(FType.COMPRESSED_REQUEST, CMD=0b001, POOL=1)), 0))
-    assert u.error == "reserved_command" and not asked
-    u = Unpacker(address_cache=lambda *ids: None)
+    assert u.error == "reserved_command" and not hook.asked
+    u = Unpacker(address_cache=RegionAnswers([None]))
     u.feed(Flit.of(place(0, _compressed(addr=0xC0, length=1)), 0))     # crosses 256 bytes
     assert u.error == "impossible_length"
 

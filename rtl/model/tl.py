@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from fractions import Fraction
@@ -36,7 +35,8 @@ __all__ = [
     "encode_credit", "decode_credit", "fc_field",
     # transactions and their fields
     "Request", "ReadResponse", "WriteResponse", "Flit",
-    "request_field", "response_ftype", "response_field", "request_error", "within_block",
+    "request_field", "compressed_request_field", "response_ftype", "response_field",
+    "request_error", "within_block",
     "item_halves",
     "be_slot",
     "credit_table", "slot_of", "efficiency",
@@ -57,7 +57,7 @@ BE_SLOT_BITS = 64           # byte enables of one beat in the byte-enable half-f
 BE_SLOTS = HALF_BITS // BE_SLOT_BITS
 REQUEST_LIMIT = 4           # source rate limits [§5.7]
 RESPONSE_LIMIT = 8
-MAX_REQUESTS = 2            # uncompressed requests per control half (README §3 rule 3)
+MAX_REQUESTS = 4            # requests per control half: 4 compressed or 2 uncompressed [§5.10]
 FAIR_LEAD_LIMIT = 16        # the fairness count saturates at -16 and +15 [ours] (rule 3)
 FAIR_RESPONSES_AHEAD = 2    # responses beyond the requests while a data-less one waits [ours]
 
@@ -390,12 +390,29 @@ class Flit:
         return self.data >> HALF_BITS
 
 
-def request_field(r, pool):
-    """The uncompressed request field (FTYPE 0x1, CLOAD = CWAY = 0) of ``r``."""
+def request_field(r, pool, cload=False, cway=0):
+    """The uncompressed request field (FTYPE 0x1) of ``r``; CLOAD and CWAY as given."""
     return encode_field(
         FType.REQUEST, CMD=r.cmd, VCHAN=r.vc, ASI=r.asi, TAG=r.tag, POOL=pool, ATTR=r.attr,
         LEN=r.length, METADATA=r.metadata, ADDR=r.addr >> 2, SRCACCID=r.src_acc,
-        DSTACCID=r.dst_acc, NUMBEATS=r.num_beats)
+        DSTACCID=r.dst_acc, CLOAD=cload, CWAY=cway, NUMBEATS=r.num_beats)
+
+
+#: Compressed request CMD codes by UPLI command [Table 5-33].
+COMPRESSED_CODES = {cmd: code for code, cmd in COMPRESSED_COMMANDS.items()}
+#: A compressed request carries ReqAddr[19:6] [Table 5-31].
+COMPRESSED_ADDR_LSB, COMPRESSED_ADDR_BITS = 6, 14
+
+
+def compressed_request_field(r, pool, cway):
+    """The compressed request field (FTYPE 0x3, Table 5-31) of ``r``, which must meet Table
+    5-32 (the address cache decides that): LEN counts 64-byte beats - 1, METADATA carries
+    ReqMetaData[2:0], ADDR ReqAddr[19:6]."""
+    return encode_field(
+        FType.COMPRESSED_REQUEST, CMD=COMPRESSED_CODES[r.cmd], VCHAN=r.vc, ASI=r.asi,
+        TAG=r.tag, POOL=pool, LEN=(r.length + 1) // 16 - 1, METADATA=r.metadata,
+        ADDR=(r.addr >> COMPRESSED_ADDR_LSB) & ((1 << COMPRESSED_ADDR_BITS) - 1),
+        SRCACCID=r.src_acc, DSTACCID=r.dst_acc, CWAY=cway)
 
 
 def response_ftype(r):
@@ -548,6 +565,13 @@ class Packer:
         sent in Flow Control fields before the Initial Credit Release Complete message.
     granted : dict, optional
         ``{class: {slot: n}}`` credits the peer has granted, usable from time 0.
+    address_cache : optional
+        A Tx address cache (``rtl.model.addrcache.TxAddressCache``): its ``request(acc, cmd,
+        attr, length, addr, metadata)`` decides, as each request is pushed, whether it goes
+        compressed, with CLOAD, or plain. Without one no request is compressed.
+    cache_index : str
+        The request field that is the cache row: "DSTACCID" (an accelerator's Tx cache
+        [§5.5]) or "SRCACCID" (a switch's).
 
     Attributes
     ----------
@@ -564,12 +588,18 @@ class Packer:
         Requests minus responses issued so far, saturating at ``-FAIR_LEAD_LIMIT`` and
         ``FAIR_LEAD_LIMIT - 1`` (the fairness count of README §3 rule 3).
     flits, control_halves, data_halves, be_halves, poison_halves, mandatory_nops, nop_sectors,
-    fc_fields, requests_sent, responses_sent : int
+    fc_fields, requests_sent, responses_sent, compressed_sent : int
         Counters. ``data_halves`` counts data positions (poisoned ones too), ``nop_sectors``
         the NOP sectors of control halves.
     """
 
-    def __init__(self, advertise: dict, granted: dict | None = None):
+    def __init__(self, advertise: dict, granted: dict | None = None, address_cache=None,
+                 cache_index: str = "DSTACCID"):
+        if cache_index not in ("DSTACCID", "SRCACCID"):
+            raise ValueError(f"cache_index must be DSTACCID or SRCACCID, not {cache_index!r}")
+        self._cache = address_cache
+        self._cache_acc = "dst_acc" if cache_index == "DSTACCID" else "src_acc"
+        self._decisions = deque()       # (FTYPE, CLOAD, CWAY) of each queued request
         self.credits = credit_table(granted)
         self._returns = credit_table(advertise)
         self._requests = deque()
@@ -581,7 +611,7 @@ class Packer:
         self.issued = []
         self.flits = self.control_halves = self.data_halves = self.be_halves = 0
         self.poison_halves = self.mandatory_nops = self.nop_sectors = self.fc_fields = 0
-        self.requests_sent = self.responses_sent = 0
+        self.requests_sent = self.responses_sent = self.compressed_sent = 0
         self.lead = 0                   # requests minus responses issued, saturating (rule 3)
 
     # -- inputs --
@@ -590,7 +620,14 @@ class Packer:
         """Queue a request (with its data beats)."""
         if not isinstance(r, Request):
             raise TypeError("push_request takes a Request")
+        decision = (FType.REQUEST, False, 0)
+        if self._cache is not None:
+            d = self._cache.request(getattr(r, self._cache_acc), r.cmd, r.attr, r.length,
+                                    r.addr, r.metadata)
+            ftype = FType.COMPRESSED_REQUEST if d.compressed else FType.REQUEST
+            decision = (ftype, d.cload, d.way or 0)
         self._requests.append(r)
+        self._decisions.append(decision)
 
     def push_response(self, r: ReadResponse | WriteResponse):
         """Queue a read or write response; one response queue, in push order."""
@@ -655,31 +692,48 @@ class Packer:
         if not self.init_sent and not pending:
             self.init_sent = True                                   # README §3 rule 1
             return _Half(MSG_INIT_DONE, True, "M"), (0, 0)
-        limit = HALF_SECTORS - 1 if pending else HALF_SECTORS       # rule 2
-        requests, responses = ([], []) if not self.init_sent else self._choose(limit)
+        reserve = int(pending)                                      # rule 2
+        requests, responses = ([], []) if not self.init_sent else self._choose(reserve)
         if not (requests or responses or pending or required):
             return None
-        half, sector = 0, 0
-        for item, pool in requests + responses:
+        half, taken = 0, set()
+        sizes = [FIELD_SECTORS[ftype] for _, _, (ftype, _, _) in requests]
+        starts, sector = _request_starts(sizes)
+        for (item, pool, decision), start, size in zip(requests, starts, sizes):
+            half |= self._place_request(item, pool, decision, start)
+            taken.update(range(start, start + size))
+        gap = [s for s in range(sector) if s not in taken]     # before an aligned 0x1 field
+        for item, pool in responses:
             half, sector = self._place(item, pool, half, sector)
-        half, sector = self._place_flow_control(half, sector)
-        self.nop_sectors += HALF_SECTORS - sector
+        half, used = self._place_flow_control(half, gap + list(range(sector, HALF_SECTORS)))
+        free = len(gap) + HALF_SECTORS - sector
+        self.nop_sectors += free - used
         return _Half(half, False, "C"), (len(requests), len(responses))
 
-    def _choose(self, limit):
-        """The request and response prefixes (rules 3, 4, 6), as ``[(item, pool)]``."""
-        cap = min(MAX_REQUESTS, limit // FIELD_SECTORS[FType.REQUEST],
-                  self._rates["req"].allowance)
+    def _choose(self, reserve):
+        """The request and response prefixes (rules 3, 4, 6): requests as ``[(item, pool,
+        decision)]``, responses as ``[(item, pool)]``; ``reserve`` sectors stay free."""
+        cap = min(MAX_REQUESTS, self._rates["req"].allowance)
         if self._responses and self.lead >= 0:                 # fairness, rule 3
             cap = min(cap, 1)
         data_less = bool(self._requests) and self._requests[0].beats == 0
-        requests = self._prefix(self._requests, cap, lambda items: True)
-        start = FIELD_SECTORS[FType.REQUEST] * len(requests)
+        sizes = [FIELD_SECTORS[ftype] for ftype, _, _ in self._decisions]
+
+        def free(n, more=0):
+            """Sectors left free by ``n`` requests, their alignment gap included, and
+            ``more`` sectors from the end of the requests."""
+            end = _request_starts(sizes[:n])[1] + more
+            return -1 if end > HALF_SECTORS else HALF_SECTORS - sum(sizes[:n]) - more
+
+        requests = self._prefix(self._requests, cap,
+                                lambda items: free(len(items)) >= reserve)
+        requests = [(item, pool, self._decisions.popleft()) for item, pool in requests]
+        k = len(requests)
         cap = min(RESPONSE_LIMIT, self._rates["rsp"].allowance)
         if data_less:                                           # fairness, rule 4
             cap = min(cap, len(requests) + FAIR_RESPONSES_AHEAD)
         responses = self._prefix(self._responses, cap,
-                                 lambda items: start + _response_sectors(items) <= limit)
+                                 lambda items: free(k, _response_sectors(items)) >= reserve)
         self.lead = max(-FAIR_LEAD_LIMIT,
                         min(FAIR_LEAD_LIMIT - 1, self.lead + len(requests) - len(responses)))
         return requests, responses
@@ -715,24 +769,38 @@ class Packer:
         return None
 
     def _place(self, item, pool, half, sector):
-        """Spend the item's credits, place its field and queue its data half-flits."""
+        """Spend the response's credits, place its field and queue its data half-flits."""
         cmd_cls, data_cls = _ITEM_CLASSES[type(item)]
         slot = slot_of(pool, item.vc)
         self.credits[cmd_cls][slot] -= 1
         self.credits[data_cls][slot] -= item.beats
-        if isinstance(item, Request):
-            ftype, value = FType.REQUEST, request_field(item, pool)
-            self.requests_sent += 1
-        else:
-            ftype, value = response_field(item, pool)
-            self.responses_sent += 1
+        ftype, value = response_field(item, pool)
+        self.responses_sent += 1
         self._owed.extend(_Half(*h) for h in item_halves(item))
         return half | place(sector, value), sector + FIELD_SECTORS[ftype]
 
-    def _place_flow_control(self, half, sector):
-        """Rule 5: one Flow Control field per slot with returns pending, in slot order."""
+    def _place_request(self, item, pool, decision, start):
+        """Spend the request's credits, queue its data half-flits; its field at ``start``."""
+        cmd_cls, data_cls = _ITEM_CLASSES[Request]
+        slot = slot_of(pool, item.vc)
+        self.credits[cmd_cls][slot] -= 1
+        self.credits[data_cls][slot] -= item.beats
+        ftype, cload, cway = decision
+        if ftype == FType.COMPRESSED_REQUEST:
+            value = compressed_request_field(item, pool, cway)
+            self.compressed_sent += 1
+        else:
+            value = request_field(item, pool, cload, cway)
+        self.requests_sent += 1
+        self._owed.extend(_Half(*h) for h in item_halves(item))
+        return place(start, value)
+
+    def _place_flow_control(self, half, free):
+        """Rule 5: one Flow Control field per slot with returns pending, in slot order, in the
+        ``free`` sectors in turn; the half and the number of sectors used."""
+        used = 0
         for slot in SLOTS:
-            if sector == HALF_SECTORS:
+            if used == len(free):
                 break
             counts = {cls: min(self._returns[cls][slot], (1 << bits) - 1)
                       for cls, (_, bits) in CREDIT_SUBFIELDS.items()}
@@ -740,10 +808,10 @@ class Packer:
                 continue
             for cls, n in counts.items():
                 self._returns[cls][slot] -= n
-            half |= place(sector, fc_field(slot, counts))
-            sector += 1
+            half |= place(free[used], fc_field(slot, counts))
+            used += 1
             self.fc_fields += 1
-        return half, sector
+        return half, used
 
     def _emit(self, lower, upper, issued):
         """Assemble the flit and account it (counters, rate limits, trace)."""
@@ -759,6 +827,19 @@ class Packer:
         self.trace.append(lower.kind + upper.kind)
         self.issued.append(issued)
         return Flit.of(lower.value, upper.value, lower.message, upper.message)
+
+
+def _request_starts(sizes):
+    """Start sectors of request fields of ``sizes`` sectors placed in order from sector 0, each
+    at the next sector its footprint allows (a 4-sector field at 0 or 4, a 2-sector one at an
+    even sector [Table 5-2]), and the sector after the last; requests are ordered from the
+    low sectors up [§5.6.2]."""
+    starts, sector = [], 0
+    for size in sizes:
+        sector += -sector % size
+        starts.append(sector)
+        sector += size
+    return starts, sector
 
 
 def _response_sectors(items):
@@ -828,16 +909,18 @@ def _request_kwargs(f):
             "num_beats": f["NUMBEATS"]}
 
 
-def _compressed_request_kwargs(f, region):
-    """Request arguments from a compressed request field and the cached ReqAddr[56:20]
-    ``region``; ATTR and the omitted METADATA bits are those Table 5-32 requires. ``None``
-    when CMD is reserved [Table 5-33] (the request cannot be expanded)."""
-    if f["CMD"] not in COMPRESSED_COMMANDS:
-        return None
+#: The uncompressed ADDR field is ReqAddr[56:2]; a cache entry holds ReqAddr[56:20].
+_TAG_SHIFT = 18
+
+
+def _compressed_request_kwargs(f, addr):
+    """Request arguments from a compressed request field (CMD not reserved [Table 5-33]) and
+    ReqAddr rebuilt by the address cache; ATTR and the omitted METADATA bits are those Table
+    5-32 requires."""
     cmd = COMPRESSED_COMMANDS[f["CMD"]]
     return {"cmd": cmd, "vc": f["VCHAN"], "asi": f["ASI"], "tag": f["TAG"],
             "attr": 0xFF if cmd == READ else 0x00, "length": 16 * (f["LEN"] + 1) - 1,
-            "metadata": f["METADATA"], "addr": region << 20 | f["ADDR"] << 6,
+            "metadata": f["METADATA"], "addr": addr,
             "src_acc": f["SRCACCID"], "dst_acc": f["DSTACCID"],
             "num_beats": f["LEN"] if cmd & CMD_HAS_DATA else 0}
 
@@ -898,14 +981,13 @@ class Unpacker:
         ``{class: {slot: n}}``, the receive buffers this TL advertised; when given, a field
         that needs more than is free is a ``buffer_overrun`` error (free buffers with
         :meth:`release`). When ``None``, credits are not checked.
-    address_cache : callable, optional
-        ``address_cache(src_acc, dst_acc, cway) -> ReqAddr[56:20]`` expands compressed requests
-        (0x3), called once per compressed request with a legal CMD, in field order. It returns
-        ``None`` when the entry cannot be expanded (never loaded, or a row or way the cache
-        lacks): that request is the error ``compressed_request``, as is any compressed request
-        when there is no hook (the default). CLOAD is not seen here: a hook backed by an Rx
-        cache model processes each control half's request fields itself
-        (:meth:`rtl.model.addrcache.RxAddressCache.process`).
+    address_cache : optional
+        An Rx address cache (``rtl.model.addrcache.RxAddressCache``; its ``index`` names the
+        ID field that is the row): request fields are handed to it in sector order, an
+        uncompressed one with CLOAD = 1 loads ``load(acc, way, ReqAddr[56:20])``, a compressed
+        one (0x3) is rebuilt from ``expand(acc, way, ReqAddr[19:6])``. Without a cache, or
+        when ``expand`` returns None (an entry never loaded), a compressed request is the
+        error ``compressed_request`` [§5.5: cache errors are fatal].
 
     Attributes
     ----------
@@ -931,7 +1013,7 @@ class Unpacker:
         Per accepted flit, the kinds of its halves as in :attr:`Packer.trace`.
     """
 
-    def __init__(self, buffers: dict | None = None, address_cache: Callable | None = None):
+    def __init__(self, buffers: dict | None = None, address_cache=None):
         self.requests = []
         self.responses = []
         self.granted = credit_table()
@@ -1080,16 +1162,20 @@ class Unpacker:
     def _request(self, ftype, fields):
         """``(constructor arguments, error)`` of a request field, checked (README §4); the
         arguments are ``None`` when the field cannot be expanded."""
+        cache = self._address_cache
         if ftype == FType.REQUEST:
             kwargs = _request_kwargs(fields)
-        elif self._address_cache is None:
+            if cache is not None and fields["CLOAD"]:
+                cache.load(fields[cache.index], fields["CWAY"], fields["ADDR"] >> _TAG_SHIFT)
+        elif cache is None:
             return None, "compressed_request"
-        elif _compressed_request_kwargs(fields, 0) is None:
+        elif fields["CMD"] not in COMPRESSED_COMMANDS:
             return None, "reserved_command"
         else:
-            region = self._address_cache(fields["SRCACCID"], fields["DSTACCID"], fields["CWAY"])
-            kwargs = _compressed_request_kwargs(fields, 0 if region is None else region)
-            if region is None:      # an impossible length is listed first (README §4)
+            addr = cache.expand(fields[cache.index], fields["CWAY"], fields["ADDR"])
+            kwargs = _compressed_request_kwargs(
+                fields, fields["ADDR"] << COMPRESSED_ADDR_LSB if addr is None else addr)
+            if addr is None:        # an impossible length is listed first (README §4)
                 error = request_error(kwargs["cmd"], kwargs["addr"], kwargs["length"],
                                       kwargs["num_beats"])
                 return (kwargs, error) if error else (None, "compressed_request")

@@ -12,6 +12,7 @@ from .layout import (
     credit_array,
     flit_stream,
     rx_error_counts,
+    tx_cache_port,
     upli_members,
 )
 from .rx import TlRx
@@ -49,6 +50,8 @@ class TlCore(ConfiguredComponent):
         TL credits the packer holds (for credit-conservation checks).
     upli_events : Out(len(UpliError))
         The packer's UPLI violation pulses (:attr:`~rtl.tl.tx.TlTx.upli_events`).
+    tx_cache : Out(tx_cache_port())
+        The Tx address cache's controls, with a cache (:attr:`~rtl.tl.tx.TlTx.tx_cache`).
 
     Latency and throughput are those of :class:`~rtl.tl.tx.TlTx` and :class:`~rtl.tl.rx.TlRx`.
     """
@@ -56,8 +59,9 @@ class TlCore(ConfiguredComponent):
     config_class = TlConfig
 
     def __init__(self, config):
-        super().__init__(config, {
+        super().__init__(config, lambda config: {
             **upli_members(In),
+            **({} if config.tx_cache is None else {"tx_cache": Out(tx_cache_port())}),
             **upli_members(Out, "rx_"),
             "flit_out": Out(flit_stream()),
             "flit_in": In(flit_stream()),
@@ -77,6 +81,8 @@ class TlCore(ConfiguredComponent):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(tx, port))
             wiring.connect(m, getattr(rx, port), wiring.flipped(getattr(self, f"rx_{port}")))
         wiring.connect(m, tx.flit, wiring.flipped(self.flit_out))
+        if self._config.tx_cache is not None:
+            wiring.connect(m, wiring.flipped(self.tx_cache), tx.tx_cache)
         wiring.connect(m, wiring.flipped(self.flit_in), rx.flit)
         m.d.comb += [
             tx.grant.eq(rx.grant), tx.give.eq(rx.give), tx.give_init.eq(rx.give_init),

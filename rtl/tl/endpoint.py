@@ -13,6 +13,7 @@ from .layout import (
     rd_rsp_layout,
     request_layout,
     rx_error_counts,
+    tx_cache_port,
     upli_channel,
     upli_error_counts,
     wr_rsp_layout,
@@ -50,6 +51,9 @@ class TlEndpoint(ConfiguredComponent):
         As in :class:`~rtl.tl.core.TlCore`.
     overrun : Out(16)
         UPLI beats that arrived without credit, all channels (dropped).
+    tx_cache : Out(tx_cache_port())
+        With address caches (``config.cache_ways``): the Tx cache's controls
+        (:attr:`~rtl.tl.core.TlCore.tx_cache`).
     upli_errors : Out(upli_error_counts)
         UPLI protocol violations on the four channels in, by
         :class:`~rtl.tl.layout.UpliError` kind (8-bit saturating; a kind counts one per clock
@@ -65,6 +69,8 @@ class TlEndpoint(ConfiguredComponent):
         for name, layout in _LAYOUTS.items():
             members[name] = In(upli_channel(layout))
             members[f"rx_{name}"] = Out(upli_channel(layout))
+        if config.tx_cache is not None:
+            members["tx_cache"] = Out(tx_cache_port())
         super().__init__(config, {
             **members,
             "flit_out": Out(flit_stream()),
@@ -105,6 +111,8 @@ class TlEndpoint(ConfiguredComponent):
             m.submodules[f"{name}_out"] = snd = UpliSender(_LAYOUTS[name], multi_beat=multi)
             wiring.connect(m, getattr(core, f"rx_{name}"), snd.i)
             wiring.connect(m, snd.o, wiring.flipped(getattr(self, f"rx_{name}")))
+        if self.config.tx_cache is not None:
+            wiring.connect(m, wiring.flipped(self.tx_cache), core.tx_cache)
         wiring.connect(m, core.flit_out, wiring.flipped(self.flit_out))
         wiring.connect(m, wiring.flipped(self.flit_in), core.flit_in)
         m.d.comb += [

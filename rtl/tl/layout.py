@@ -10,29 +10,22 @@ import enum as py_enum
 
 from amaranth import Shape
 from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..config import BlockConfig, check_int
 
 __all__ = [
     "ACC_BITS",
+    "BEAT_BITS",
+    "BEAT_BYTES",
+    "CACHE_LINE_LSB",
     "CACHE_MAX_ROWS",
     "CACHE_TAG_BITS",
     "CACHE_TAG_LSB",
     "CACHE_WAYS",
-    "CWAY_BITS",
-    "AddrCacheConfig",
-    "CachePolicy",
-    "TxCacheCount",
-    "RxCacheCount",
-    "cache_decision_layout",
-    "cache_entry_layout",
-    "cached_request_layout",
-    "rx_cache_counts",
-    "tx_cache_counts",
-    "BEAT_BITS",
-    "BEAT_BYTES",
     "CMD_CREDIT_MAX",
     "CREDIT_BITS",
+    "CWAY_BITS",
     "DATA_CREDIT_MAX",
     "FAIR_LEAD_LIMIT",
     "FAIR_RESPONSES_AHEAD",
@@ -46,16 +39,23 @@ __all__ = [
     "SECTORS_PER_HALF",
     "SECTOR_BITS",
     "UPLI_PORTS",
+    "AddrCacheConfig",
+    "CachePolicy",
     "CreditClass",
     "CreditSlot",
     "FType",
     "MsgType",
     "ReqCmd",
+    "RxCacheCount",
     "RxError",
     "Status",
     "TlConfig",
+    "TxCacheCount",
     "UpliError",
     "byte_enable_half",
+    "cache_decision_layout",
+    "cache_entry_layout",
+    "cached_request_layout",
     "compressed_request",
     "control_half",
     "credit_array",
@@ -72,7 +72,10 @@ __all__ = [
     "rd_rsp_stream",
     "request_layout",
     "request_stream",
+    "rx_cache_counts",
     "single_beat_response",
+    "tx_cache_counts",
+    "tx_cache_port",
     "uncompressed_request",
     "uncompressed_response",
     "upli_channel",
@@ -326,8 +329,9 @@ credit_update_layout = data.StructLayout({
 
 #: Width of every TL credit counter: up to 4095 credits of one class and slot [ours].
 CREDIT_BITS = 12
-#: Uncompressed requests in one control half [§5.7 footprints: sectors 3-0 and 7-4].
-REQS_PER_CONTROL = 2
+#: Requests in one control half: 4 compressed (2 sectors each) or 2 uncompressed (sectors 3-0
+#: and 7-4) [Table 5-2, §5.10].
+REQS_PER_CONTROL = 4
 #: Fairness (README §3 rules 3 and 4) [ours]: the count of requests minus responses issued
 #: saturates at -FAIR_LEAD_LIMIT and FAIR_LEAD_LIMIT - 1; while a request without data waits at
 #: the head, a control takes at most FAIR_RESPONSES_AHEAD responses more than requests.
@@ -412,7 +416,7 @@ class TlConfig(BlockConfig):
         check_int("TL", "rx_req_data", self.rx_req_data, range(MAX_BEATS, 1025))
         check_int("TL", "rx_rsp_data", self.rx_rsp_data, range(MAX_BEATS, 1025))
         check_int("TL", "cache_ways", self.cache_ways, (0, *CACHE_WAYS))
-        self.tx_cache, self.rx_cache                    # checks the rest of the cache fields
+        _ = self.tx_cache, self.rx_cache                # checks the rest of the cache fields
 
     @property
     def tx_cache(self):
@@ -534,3 +538,17 @@ class AddrCacheConfig(BlockConfig):
         check_int("address cache", "backoff_min_hits", self.backoff_min_hits,
                   range(self.backoff_window + 1))
         check_int("address cache", "backoff_length", self.backoff_length, range(1, 1 << 16))
+
+
+def tx_cache_port():
+    """The Tx address cache's controls, as the cache sees them: ``policy`` (a level),
+    ``invalidate`` (one entry, a stream), ``clear_valid``/``clear_ready`` (the whole cache, a
+    handshake), ``busy`` (the clear walk runs) and ``counts``."""
+    return wiring.Signature({
+        "policy": In(CachePolicy),
+        "invalidate": In(stream.Signature(cache_entry_layout)),
+        "clear_valid": In(1),
+        "clear_ready": Out(1),
+        "busy": Out(1),
+        "counts": Out(tx_cache_counts),
+    })

@@ -36,6 +36,9 @@ class WindowQueue(wiring.Component):
         must be registered alongside it).
     count : Out(range(window + 1))
         Valid entries in the window.
+    hidden : Out(1)
+        Entries wait behind the registers (so ``count`` is below ``window`` only until they
+        move up).
     pop : In(range(window + 1))
         Entries removed from the front this clock; must not exceed ``count``.
 
@@ -55,6 +58,7 @@ class WindowQueue(wiring.Component):
             "entries": Out(data.ArrayLayout(layout, window)),
             "entries_next": Out(data.ArrayLayout(layout, window)),
             "count": Out(range(window + 1)),
+            "hidden": Out(1),
             "pop": In(range(window + 1)),
         })
 
@@ -79,6 +83,7 @@ class WindowQueue(wiring.Component):
                 self.i.ready.eq(bypass | fifo.w_rdy),
                 fill_value.eq(Mux(fifo.r_rdy, fifo.r_data, self.i.payload)),
                 fill.eq((fifo.r_rdy | (bypass & self.i.valid)) & (kept < held)),
+                self.hidden.eq(fifo.r_rdy),
             ]
         else:
             m.d.comb += [self.i.ready.eq(kept < held), fill_value.eq(self.i.payload),

@@ -70,6 +70,10 @@ class TxCompose(wiring.Component):
         Entries taken from the windows.
     grant, give : In(credit_update_layout), give_init : In(1)
         As on :class:`~rtl.tl.tx.TlTx`.
+    req_hidden : In(1)
+        Requests wait behind the request window: while the rate limit would let the decision
+        take more than the window shows, it waits for them (so every request the choice may
+        take is seen, README §3).
     want : In(1)
         The emitter will soon need a control half-flit; a record is composed only then, so
         that it sees what has arrived by that time.
@@ -101,6 +105,7 @@ class TxCompose(wiring.Component):
             "grant": In(credit_update_layout),
             "give": In(credit_update_layout),
             "give_init": In(1),
+            "req_hidden": In(1),
             "want": In(1),
             "record": Out(stream.Signature(record_layout)),
             "direct": Out(1),
@@ -154,6 +159,8 @@ class TxCompose(wiring.Component):
         ]
         queue = self._records(m, chosen, rec, chosen_cand)
         room = self._schedules(m, chosen & ~msg & (chosen_cand.halves != 0), place.schedule)
+        hidden = Signal()                # a request the choice may take is not shown yet
+        m.d.comb += hidden.eq(self.req_hidden & Array([*req_allowed, 0])[self.req_count])
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
             m.d.comb += [self.req_pop.eq(place.n_req), self.rsp_pop.eq(place.n_rsp)]
@@ -166,7 +173,7 @@ class TxCompose(wiring.Component):
                 m.d.comb += [req_out_next.eq(chosen_cand.req_out),
                              rsp_out_next.eq(chosen_cand.rsp_out)]
                 self._count_lead(m, lead, place.n_req, place.n_rsp)
-        with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room):
+        with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room & ~(init & hidden)):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
             nonempty = (dec.n_req != 0) | (dec.n_rsp != 0) | fc_pending
             with m.If(msg_due | swap | nonempty):
@@ -264,7 +271,8 @@ class TxCompose(wiring.Component):
                 dec.rsp[j].one_vc.eq(Cat(1, *(x.same_vc for x in self.rsp[1:j + 1])).all()),
             ]
         for i in range(REQS_PER_CONTROL):
-            m.d.comb += [dec.req[i].vc.eq(self.req[i].vc), dec.req[i].beats.eq(self.req[i].beats)]
+            m.d.comb += [dec.req[i].vc.eq(self.req[i].vc), dec.req[i].beats.eq(self.req[i].beats),
+                         dec.req[i].wide.eq(self.req[i].wide)]
         m.d.comb += dec.credits.eq(capped)
         m.d.comb += [
             dec.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),

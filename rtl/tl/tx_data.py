@@ -50,11 +50,13 @@ class _State:
         the response-data queue, and whether a byte-enable half-flit follows it."""
         kind = Signal(_kind, name=f"{name}_kind")
         req = [b != 0 for b in self.beats]
+        be = 0                           # of the first request with beats left
+        for i in reversed(range(REQS_PER_CONTROL)):
+            be = Mux(req[i], self.be[i] & (self.beats[i] == 1), be)
         m.d.comb += [
             kind.req.eq(Cat(req).any()),
             kind.rsp.eq(~Cat(req).any() & (self.rsp_beats != 0)),
-            kind.be.eq(Mux(req[0], self.be[0] & (self.beats[0] == 1),
-                           req[1] & self.be[1] & (self.beats[1] == 1))),
+            kind.be.eq(be),
         ]
         return kind
 

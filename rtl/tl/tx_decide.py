@@ -14,6 +14,7 @@ from .layout import (
     CreditSlot,
     credit_array,
 )
+from .tx_place import request_footprints
 
 __all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
            "thermometer"]
@@ -22,13 +23,12 @@ __all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_la
 #: half can spend of any class (8 responses of 4 beats).
 DECIDE_CREDIT_BITS = 7
 
-#: Sectors of an uncompressed request field [Table 5-29].
-_REQ_SECTORS = 4
 #: Beats a prefix of the response window can need: 8 responses of 4 beats.
 _PREFIX_BEATS = RSP_LIMIT * MAX_BEATS
 
-#: What the decision needs of a request at the head of the request window.
-decide_req_layout = data.StructLayout({"vc": 2, "beats": range(MAX_BEATS + 1)})
+#: What the decision needs of a request at the head of the request window: its VC, data beats
+#: and whether its field is uncompressed (4 sectors, else 2).
+decide_req_layout = data.StructLayout({"vc": 2, "beats": range(MAX_BEATS + 1), "wide": 1})
 
 #: What the decision needs of response ``j`` of the response window: its VC, whether its field
 #: is uncompressed, the read beats of responses ``0..j`` together, and whether responses
@@ -75,8 +75,8 @@ class TxDecide(wiring.Component):
 
     Members
     -------
-    req : In(ArrayLayout(decide_req_layout, 2)), req_valid : In(2)
-        The two oldest requests; bit ``i`` of ``req_valid`` set when request ``i`` is there
+    req : In(ArrayLayout(decide_req_layout, 4)), req_valid : In(4)
+        The four oldest requests; bit ``i`` of ``req_valid`` set when request ``i`` is there
         (a thermometer).
     rsp : In(ArrayLayout(decide_rsp_layout, 8)), rsp_valid : In(8)
         The eight oldest responses, likewise.
@@ -95,14 +95,14 @@ class TxDecide(wiring.Component):
         The oldest request has no data: at most ``n_req + FAIR_RESPONSES_AHEAD`` responses
         (rule 4).
     fc_pending : In(1)
-        A credit return is pending: sector 7 is kept for a Flow Control field (rule 2).
+        A credit return is pending: a sector is kept free for a Flow Control field (rule 2).
     n_req, n_rsp : Out
         Requests and responses taken.
     req_pool, rsp_pool : Out(1)
         The taken requests (responses) spend pool credits (POOL = 1), else their VC's.
 
     Every condition of a prefix is computed for every prefix length in parallel, the
-    responses' for each of the three request counts; the longest prefix that meets them all is
+    responses' for each of the five request counts; the longest prefix that meets them all is
     a priority pick. Credits are compared with the counters directly (rule 6 needs only a
     prefix's total beats and whether it is one VC run).
     """
@@ -130,10 +130,13 @@ class TxDecide(wiring.Component):
         m = Module()
         req_ok, req_vc = self._credit(m, "req", CreditClass.REQ_CMD, CreditClass.REQ_DATA,
                                       self.req[0].vc, self._request_prefixes(m))
+        _, ends, used = request_footprints(m, [r.wide for r in self.req], "decide")
         take = Signal(REQS_PER_CONTROL)
         for i in range(REQS_PER_CONTROL):
-            cond = (self.traffic & self.req_valid[i] & self.req_allowed[i] & req_ok[i]
-                    & (_REQ_SECTORS * (i + 1) <= SECTORS_PER_HALF - self.fc_pending))
+            # The fields end within the half and leave a sector free for FC when one is due.
+            room = (ends[i + 1] <= SECTORS_PER_HALF) & \
+                (used[i + 1] <= SECTORS_PER_HALF - self.fc_pending)
+            cond = (self.traffic & self.req_valid[i] & self.req_allowed[i] & req_ok[i] & room)
             if i:
                 cond = cond & take[i - 1] & ~self.fair
             m.d.comb += take[i].eq(cond)
@@ -141,14 +144,17 @@ class TxDecide(wiring.Component):
             self.n_req.eq(_count(m, take, "req_n")),
             self.req_pool.eq(_pool(take, req_vc)),
         ]
-        self._responses(m)
+        self._responses(m, ends, used)
         return m
 
     def _request_prefixes(self, m):
-        """``(total beats, one VC run)`` of the request prefixes of 1 and 2."""
-        total = Signal(range(2 * MAX_BEATS + 1))
-        m.d.comb += total.eq(self.req[0].beats + self.req[1].beats)
-        return [(self.req[0].beats, 1), (total, self.req[1].vc == self.req[0].vc)]
+        """``(total beats, one VC run)`` of each request prefix."""
+        prefixes = [(self.req[0].beats, 1)]
+        for i in range(1, REQS_PER_CONTROL):
+            total = Signal(range((i + 1) * MAX_BEATS + 1), name=f"req_p{i + 1}_beats")
+            m.d.comb += total.eq(prefixes[-1][0] + self.req[i].beats)
+            prefixes.append((total, prefixes[-1][1] & (self.req[i].vc == self.req[0].vc)))
+        return prefixes
 
     def _credit(self, m, name, cmd_cls, data_cls, vc0, prefixes):
         """Rule 6 for each prefix: ``(ok, by_vc)`` lists."""
@@ -168,7 +174,7 @@ class TxDecide(wiring.Component):
             by_vcs.append(by_vc)
         return oks, by_vcs
 
-    def _responses(self, m):
+    def _responses(self, m, ends, used):
         rsp = self.rsp
         ok, by_vc = self._credit(m, "rsp", CreditClass.RSP_CMD, CreditClass.RSP_DATA, rsp[0].vc,
                                  [(e.total, e.one_vc) for e in rsp])
@@ -183,12 +189,10 @@ class TxDecide(wiring.Component):
             take = Signal(RSP_LIMIT, name=f"rsp_take_{n_req}req")
             for j in range(RSP_LIMIT):
                 room = Signal(name=f"rsp_room_{n_req}req_{j}")
-                with m.Switch(Cat(rsp[0].wide, self.fc_pending)):
-                    for wide0 in (0, 1):
-                        for fc in (0, 1):
-                            with m.Case(wide0 | fc << 1):
-                                sectors = _REQ_SECTORS * n_req + wide0 + j + 1
-                                m.d.comb += room.eq(sectors <= SECTORS_PER_HALF - fc)
+                sectors = rsp[0].wide + j + 1
+                m.d.comb += room.eq(
+                    (ends[n_req] + sectors <= SECTORS_PER_HALF)
+                    & (used[n_req] + sectors <= SECTORS_PER_HALF - self.fc_pending))
                 fair = ~self.dataless_head if j + 1 > n_req + FAIR_RESPONSES_AHEAD else 1
                 m.d.comb += take[j].eq(Cat(common[:j + 1], room, fair).all())
             counts.append(_count(m, take, f"rsp_n_{n_req}req"))

@@ -6,7 +6,6 @@ from amaranth.lib.wiring import In, Out
 
 from .layout import (
     FType,
-    ReqCmd,
     Status,
     orig_data_stream,
     rd_rsp_stream,
@@ -17,7 +16,7 @@ from .layout import (
     write_or_multi_response,
 )
 from .tx_data import req_beat_layout, rsp_beat_layout
-from .tx_place import tx_req_entry, tx_rsp_entry
+from .tx_place import tx_rsp_entry
 
 __all__ = ["BURST_TIMEOUT", "TxIntake"]
 
@@ -40,9 +39,12 @@ class TxIntake(wiring.Component):
     rd_rsp, wr_rsp : In(stream)
         Read response beats and write responses. A read response's field is made from its first
         beat (NumBeats = 0, or offset 0); further beats add data only.
-    req_entry, rsp_entry : Out(stream)
-        Encoded fields for the request and response queues; write and read responses share the
-        response queue, taken alternately when both wait.
+    req_out : Out(request_stream())
+        Requests taken (with their beat 0), toward the address cache or the encoder
+        (:func:`~rtl.tl.tx_place.encode_request`).
+    rsp_entry : Out(stream)
+        Encoded fields for the response queue; write and read responses share it, taken
+        alternately when both wait.
     req_beat, rsp_beat : Out(stream)
         Data beats for the request-data and response-data queues.
     req_truncated, rsp_truncated : Out(1)
@@ -60,7 +62,7 @@ class TxIntake(wiring.Component):
             "orig": In(orig_data_stream()),
             "rd_rsp": In(rd_rsp_stream()),
             "wr_rsp": In(wr_rsp_stream()),
-            "req_entry": Out(stream.Signature(tx_req_entry)),
+            "req_out": Out(request_stream()),
             "rsp_entry": Out(stream.Signature(tx_rsp_entry)),
             "req_beat": Out(stream.Signature(req_beat_layout)),
             "rsp_beat": Out(stream.Signature(rsp_beat_layout)),
@@ -84,27 +86,15 @@ class TxIntake(wiring.Component):
             self.req_beat.payload.byte_en.eq(orig.byte_en),
             self.req_beat.payload.error.eq(orig.error),
         ]
-        entry = self.req_entry.payload
-        field = entry.field
-        m.d.comb += [
-            field.ftype.eq(FType.REQUEST), field.cmd.eq(req.cmd), field.vc.eq(req.vc),
-            field.asi.eq(req.asi), field.tag.eq(req.tag), field.attr.eq(req.attr),
-            field.len.eq(req.len), field.metadata.eq(req.metadata), field.addr.eq(req.addr[2:]),
-            field.src_acc.eq(req.src_acc), field.dst_acc.eq(req.dst_acc),
-            field.num_beats.eq(req.num_beats),
-            entry.vc.eq(req.vc),
-            entry.beats.eq(Mux(has_data, req.num_beats + 1, 0)),
-            entry.be.eq(has_data & (req.cmd != ReqCmd.WRITE_FULL.value)),
-            entry.be_pos.eq(req.addr[6:8]),
-        ]
+        m.d.comb += self.req_out.payload.eq(req)
         first = orig.offset == 0                     # beat 0 of a request
         pad = self._truncation(m, beats_left, self.orig.valid, first, self.req_beat.ready,
                                self.req_truncated, "req")
         with m.If(beats_left != 0):
             # Inside a write burst: beats flow; only data-less requests may pass.
             m.d.comb += [
-                self.req_entry.valid.eq(self.req.valid & ~has_data),
-                self.req.ready.eq(self.req_entry.ready & ~has_data),
+                self.req_out.valid.eq(self.req.valid & ~has_data),
+                self.req.ready.eq(self.req_out.ready & ~has_data),
             ]
             with m.If(pad):
                 m.d.comb += [self.req_beat.valid.eq(1), self._filler(self.req_beat.payload)]
@@ -117,17 +107,17 @@ class TxIntake(wiring.Component):
             # A further beat with no burst in progress (its burst was closed): dropped.
             m.d.comb += [
                 self.orig.ready.eq(1),
-                self.req_entry.valid.eq(self.req.valid & ~has_data),
-                self.req.ready.eq(self.req_entry.ready & ~has_data),
+                self.req_out.valid.eq(self.req.valid & ~has_data),
+                self.req.ready.eq(self.req_out.ready & ~has_data),
             ]
         with m.Else():
             both = Signal()
-            m.d.comb += both.eq(self.req_entry.ready & (~has_data | self.req_beat.ready))
+            m.d.comb += both.eq(self.req_out.ready & (~has_data | self.req_beat.ready))
             m.d.comb += [
-                self.req_entry.valid.eq(self.req.valid & (~has_data | self.orig.valid)
+                self.req_out.valid.eq(self.req.valid & (~has_data | self.orig.valid)
                                         & (~has_data | self.req_beat.ready)),
                 self.req_beat.valid.eq(self.req.valid & has_data & self.orig.valid
-                                       & self.req_entry.ready),
+                                       & self.req_out.ready),
                 self.req.ready.eq(both & (~has_data | self.orig.valid)),
                 self.orig.ready.eq(both & self.req.valid & has_data),
             ]
