@@ -152,14 +152,14 @@ class CacheTraffic:
             way = self.rng.randrange(cfg.cache_ways)
         return self.add(r, Decision(compressed=False, cload=True, way=way))
 
-    def unexpandable(self, kind):
-        """Issue a compressed request the receiver cannot expand: to an entry it never loaded
-        (``"never_loaded"``), a way it lacks (``"way"``) or a row it lacks (``"row"``)."""
+    def unexpandable(self, kind, acc=0):
+        """Issue a compressed request the receiver cannot expand: to an entry of row ``acc``
+        it never loaded (``"never_loaded"``), a way it lacks (``"way"``) or a row it lacks
+        (``"row"``)."""
         cfg, rng = self.config, self.rng
         if kind == "never_loaded":
-            free = [(acc, way) for acc in range(min(cfg.cache_rows, 64))
-                    for way in range(cfg.cache_ways) if self.rx.entry(acc, way) is None]
-            acc, way = rng.choice(free)
+            way = rng.choice([way for way in range(cfg.cache_ways)
+                              if self.rx.entry(acc, way) is None])
         elif kind == "way":
             acc, way = rng.randrange(cfg.cache_rows), rng.randrange(cfg.cache_ways, 4)
         else:
@@ -177,17 +177,19 @@ class CacheTraffic:
             return rng.choice([0, 1, rows - 1, rows // 2])
         return rng.randrange(rows)
 
-    def run(self, n, missing_loads=True):
+    def run(self, n, missing_loads=True, avoid=None):
         """``n`` requests in runs of 1..4 to one region of one row (so that a CLOAD and the
-        compressed requests that use it often share a control half); a few uncompressible
-        ones and, when ``missing_loads`` and the receiver's cache is smaller than the
-        largest, CLOADs to entries it lacks."""
+        compressed requests that use it often share a control half), never to row ``avoid``;
+        a few uncompressible ones and, when ``missing_loads`` and the receiver's cache is
+        smaller than the largest, CLOADs to entries it lacks."""
         rng = self.rng
         out = []
         cfg = self.config
         can_miss = cfg.cache_ways < 4 or cfg.cache_rows < 1024
         while len(out) < n:
             acc = self.random_row()
+            if acc == avoid:
+                continue
             region = rng.choice(self._regions.setdefault(
                 acc, [rng.getrandbits(37) for _ in range(cfg.cache_ways + 2)]))
             for _ in range(rng.randint(1, 4)):

@@ -1,12 +1,15 @@
 """TL receiver with an Rx address cache (``rtl/tl/rx_cache.py``, ``rtl/tl/rx_expand.py``):
 compressed requests expanded, CLOADs, the Drop Mode of a request that cannot be expanded.
 
-Traffic comes from ``sim/tl_cache_traffic.py``: cache decisions from the golden Tx cache, the
-receiver's answers from the golden Rx cache, flits laid out by a sender of its own (the golden
-packer never compresses). What the RTL delivers is compared with the golden unpacker fed the
-same flits, whose ``address_cache`` hook answers from the golden Rx cache.
+Traffic comes from ``sim/tl_cache_traffic.py`` (cache decisions from the golden Tx cache, the
+receiver's answers from the golden Rx cache, flits laid out at random by a sender of its own,
+requests and responses interleaved at every footprint) or from the golden packer with a Tx
+cache (its own layouts, Flow Control fields beside). What the RTL delivers is compared with the
+golden unpacker fed the same flits, with a golden Rx cache of the receiver's shape, request for
+request and address for address; its cache counters with that cache's.
 """
 
+import dataclasses
 import random
 
 import cocotb
@@ -16,12 +19,16 @@ from amaranth.sim import Simulator
 from cocotb.triggers import RisingEdge
 
 from rtl.model.addrcache import AddrCacheConfig as ModelCacheConfig
-from rtl.model.addrcache import Decision, RxAddressCache
+from rtl.model.addrcache import Decision, RxAddressCache, TxAddressCache
 from rtl.model.tl import (
+    CLASSES,
     READ,
+    SLOTS,
     Flit,
     FType,
+    Packer,
     ReadResponse,
+    Request,
     Unpacker,
     WriteResponse,
     credit_table,
@@ -47,7 +54,7 @@ from sim.tl_cache_traffic import (
 )
 from sim.tl_env import config_credits
 from sim.tl_rx_env import TlRxEnv
-from sim.tl_traffic import as_received, by_kind, upli_transfers
+from sim.tl_traffic import CACHE_PATTERNS, as_received, by_kind, cache_pattern, upli_transfers
 
 #: Clocks from driving a flit to the clock whose ``error`` decides whether it is taken: two
 #: decode stages, then the sequencing stage reads ``error`` (RxFront).
@@ -262,20 +269,18 @@ class _Run:
                 if not self.errors[clock + _COMMIT_DELAY]]
 
 
-#: The request path's buffers (instances of the generated Verilog, reached through VPI):
-#: the catch buffer, the receive buffer, the data and byte-enable buffers, the cache stage.
-_REQUEST_BUFFERS = {"req_catch": "empty", "req_fifo": "r__valid", "req_data": "r__valid",
-                    "req_be": "r__valid", "req_expand": "v"}
+#: The request path's buffers, by a port of theirs in the generated Verilog (reached through
+#: VPI) and its value when empty: the catch buffer, the receive buffer, the data and
+#: byte-enable buffers, the cache stage's two registers.
+_REQUEST_BUFFERS = [("req_catch", "empty", 1), ("req_fifo", "r__valid", 0),
+                    ("req_data", "r__valid", 0), ("req_be", "r__valid", 0),
+                    ("req_expand", "idle", 1), ("req_expand", "o__valid", 0)]
 
 
 def _request_buffers(env):
-    """Which of the request path's buffers hold something (names)."""
-    held = []
-    for instance, flag in _REQUEST_BUFFERS.items():
-        value = int(getattr(getattr(env.dut, instance), flag).value)
-        if value != (flag == "empty"):
-            held.append(instance)
-    return held
+    """Which of the request path's buffers hold something (``instance.port``)."""
+    return [f"{instance}.{port}" for instance, port, empty in _REQUEST_BUFFERS
+            if int(getattr(getattr(env.dut, instance), port).value) != empty]
 
 
 def _split(responses_):
@@ -290,13 +295,21 @@ async def _walk(env):
         await env.edge()
 
 
+def _rx_model(config):
+    """A golden Rx cache of the receiver's shape."""
+    return RxAddressCache(ModelCacheConfig(ways=config.cache_ways, rows=config.cache_rows),
+                          index=config.cache_rx_index)
+
+
 def _check_clean(env, traffic, sender, run, reqs, rsps):
     """Everything delivered as sent and as the golden unpacker says, counters, credits."""
     dut = env.dut
-    ref = Unpacker(address_cache=_hook(traffic.regions()))
+    cache = _rx_model(env.config)
+    ref = Unpacker(address_cache=cache)
     for flit in sender.flits:
         ref.feed(flit)
     assert ref.error is None and ref.idle(), ref.error
+    assert cache.counters() == traffic.rx.counters()
     got = env.delivered()
     want = [as_received(s.request) for s in reqs]
     assert ref.requests == want, "golden unpacker and sender disagree"
@@ -342,6 +355,71 @@ async def rx_cache_random(dut, flow):
     dut._log.info("%d requests (%d compressed), %d responses, %d flits, cache %s", len(reqs),
                   compressed, len(rsps), len(sender.flits), _cache_counts(env))
     assert compressed > len(reqs) // 4 and traffic.rx.loads > 10
+
+
+class _PackerSender:
+    """The golden packer as a :class:`_Run` sender: it keeps its own flits, takes credits."""
+
+    def __init__(self, packer):
+        self.packer, self.flits = packer, []
+
+    def step(self):
+        flit = self.packer.step()
+        if flit is not None:
+            self.flits.append(flit)
+        return flit
+
+    def grant(self, table):
+        for cls in CLASSES:
+            for slot in SLOTS:
+                if table[cls][slot]:
+                    self.packer.grant(cls, slot, table[cls][slot])
+
+    @property
+    def done(self):
+        return self.packer.backlog == 0 and self.packer.init_sent
+
+
+@cocotb.parametrize(pattern=sorted(CACHE_PATTERNS))
+@cocotb.test(timeout_time=100, timeout_unit="ms")
+async def rx_cache_packer(dut, pattern):
+    """The golden packer with a Tx cache of the receiver's shape (rows by the same ID field)
+    sends an address pattern of the cache tests, with uncacheable requests and responses, and
+    Flow Control fields returning credits: the RTL delivers what the golden unpacker with a
+    golden Rx cache does, and its cache counters are that cache's."""
+    env = TlRxEnv(dut)
+    cfg = env.config
+    env.set_backpressure(0.2)
+    init = await env.reset()
+    rng = env.rng
+    items = []
+    field = "dst_acc" if cfg.cache_rx_index == "DSTACCID" else "src_acc"
+    for r in cache_pattern(rng, pattern, 200, uncacheable=0.1):
+        # The pattern's destinations, as rows of this cache.
+        r = dataclasses.replace(r, **{field: r.dst_acc % cfg.cache_rows})
+        items += [r] + (responses(rng, 1) if rng.random() < 0.4 else [])
+    tx = TxAddressCache(ModelCacheConfig(ways=cfg.cache_ways, rows=cfg.cache_rows), "always")
+    peer = {cls: {slot: rng.randrange(12) for slot in SLOTS} for cls in CLASSES}
+    packer = Packer(peer, init, address_cache=tx, cache_index=cfg.cache_rx_index)
+    for item in items:
+        (packer.push_request if isinstance(item, Request) else packer.push_response)(item)
+    sender = _PackerSender(packer)
+    run = _Run(env, sender)
+    await run.send(idle=0.1)
+    await run.quiet()
+    cache = _rx_model(cfg)
+    ref = Unpacker(address_cache=cache)
+    for flit in sender.flits:
+        ref.feed(flit)
+    assert ref.error is None and ref.idle(), ref.error
+    assert env.delivered() == (ref.requests, *_split(ref.responses)) == by_kind(items)
+    assert _cache_counts(env) == cache.counters()
+    assert cache.expansions == tx.compressed and cache.loads == tx.loads
+    assert not env.dut.error.value and env.error_counts() == [0] * len(RxError)
+    assert env.given == ref.consumed and env.granted == credit_table(peer)
+    assert packer.credits == credit_table(init) and not _request_buffers(env)
+    dut._log.info("%s: %d items, %d flits, %d requests compressed, cache %s", pattern,
+                  len(items), len(sender.flits), tx.compressed, _cache_counts(env))
 
 
 @cocotb.parametrize(backlog=[False, True])
@@ -420,9 +498,10 @@ async def rx_cache_unexpandable(dut, kind, backlog):
     traffic = CacheTraffic(cfg, rng)
     # With backlog, the bad request waits behind a request held at the output while the
     # traffic after it fills the buffers.
+    row = rng.randrange(cfg.cache_rows)             # for "never_loaded": kept unloaded
     before = traffic.run(rng.randint(1, 3) if backlog else rng.randrange(40),
-                         missing_loads=False)
-    bad = traffic.unexpandable(kind)
+                         missing_loads=False, avoid=row)
+    bad = traffic.unexpandable(kind, row)
     after = traffic.run(30, missing_loads=False)
     rsps = responses(rng, 60)
     sender = CacheSender(rng, init)

@@ -69,8 +69,8 @@ class RxAddrCache(ConfiguredComponent):
     counts : Out(rx_cache_counts)
         Loads, expansions and errors (:class:`RxCacheCount`), 32-bit, wrapping.
 
-    Latency: ``answer`` one clock after ``lookup``; counters one clock after the load, two
-    after ``use``. Throughput: one load and one lookup per clock. Overflow: none.
+    Latency: ``answer`` one clock after ``lookup``; counters two clocks after the load or
+    ``use``. Throughput: one load and one lookup per clock. Overflow: none.
     """
 
     config_class = AddrCacheConfig
@@ -132,13 +132,14 @@ class RxAddrCache(ConfiguredComponent):
         return m
 
     def _count(self, m, loaded, load_error):
-        used = Signal()
-        used_loaded = Signal()
-        m.d.sync += [used.eq(self.use), used_loaded.eq(self.answer.loaded)]
+        """The counters, a clock after what they count: each adder's increment is a
+        register, so that no request-path logic (nor the block RAM) feeds a carry chain."""
+        used, used_loaded, load_q, error_q = Signal(), Signal(), Signal(), Signal()
+        m.d.sync += [used.eq(self.use), used_loaded.eq(self.answer.loaded),
+                     load_q.eq(loaded), error_q.eq(load_error)]
         c = self.counts
         m.d.sync += [
-            c[RxCacheCount.LOADS].eq(c[RxCacheCount.LOADS] + loaded),
+            c[RxCacheCount.LOADS].eq(c[RxCacheCount.LOADS] + load_q),
             c[RxCacheCount.EXPANSIONS].eq(c[RxCacheCount.EXPANSIONS] + (used & used_loaded)),
-            c[RxCacheCount.ERRORS].eq(c[RxCacheCount.ERRORS] + load_error
-                                      + (used & ~used_loaded)),
+            c[RxCacheCount.ERRORS].eq(c[RxCacheCount.ERRORS] + error_q + (used & ~used_loaded)),
         ]

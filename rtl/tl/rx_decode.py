@@ -9,17 +9,20 @@ from .layout import (
     MAX_BEATS,
     SECTORS_PER_HALF,
     FType,
+    ReqCmd,
     RxError,
     cached_request_layout,
+    compressed_request,
     control_half,
     flow_control,
     request_layout,
     single_beat_response,
+    uncompressed_request,
     uncompressed_response,
     write_or_multi_response,
 )
 from .logic import or_all
-from .rules import legal_status
+from .rules import legal_status, request_beats
 
 __all__ = ["CACHED_REQS_PER_HALF", "QUADS", "REQS_PER_HALF", "ControlDecoder",
            "request_groups", "rx_req_entry", "rx_rsp_entry"]
@@ -88,6 +91,11 @@ class ControlDecoder(wiring.Component):
         With ``cached`` only: a compressed request fills sectors ``2p, 2p+1``; and where the
         requests (compressed or not, by pair of sectors) go when packed in sector order, as
         ``rsp_pick``; how many there are.
+    req_beats : Out(ArrayLayout(range(5), 4)), req_be : Out(4), req_data : Out(range(17))
+        With ``cached`` only: the data beats of the request of each pair of sectors (an
+        uncompressed one counts in its upper pair), whether a byte-enable half follows them,
+        and the beats of all (so that the next stage's credit check and data half-flit counts
+        start from registers).
     fc_valid : Out(8)
         A Flow Control / NOP field tops the sector.
     errors : Out(len(RxError))
@@ -109,6 +117,9 @@ class ControlDecoder(wiring.Component):
             "creq_valid": Out(CACHED_REQS_PER_HALF),
             "req_pick": Out(data.ArrayLayout(CACHED_REQS_PER_HALF, CACHED_REQS_PER_HALF)),
             "req_n": Out(range(CACHED_REQS_PER_HALF + 1)),
+            "req_beats": Out(data.ArrayLayout(range(MAX_BEATS + 1), CACHED_REQS_PER_HALF)),
+            "req_be": Out(CACHED_REQS_PER_HALF),
+            "req_data": Out(range(CACHED_REQS_PER_HALF * MAX_BEATS + 1)),
         } if cached else {}
         super().__init__({
             **cached_members,
@@ -163,11 +174,37 @@ class ControlDecoder(wiring.Component):
             requests = [c | four[s] if s % 4 == 3 else c
                         for s, c in zip(range(1, SECTORS_PER_HALF, 2), compressed)]
             _pack(m, requests, self.req_pick, self.req_n, "req")
+            self._request_beats(m, sec, four, compressed)
         else:
             err[RxError.COMPRESSED_REQUEST] += compressed
         m.d.sync += self.errors.eq(Cat(*(Cat(*err[k]).any() if k in err else Const(0)
                                          for k in RxError)))
         return m
+
+    def _request_beats(self, m, sec, four, compressed):
+        """With ``cached``: the data beats and byte-enable half of the request of each pair of
+        sectors, from the fields' CMD and LEN (Table 5-33: CMD[2] = a write, CMD[1] = a
+        WriteFull) or CMD and NUMBEATS."""
+        beats = []
+        for p, creq in enumerate(compressed):
+            c = compressed_request(Cat(sec[2 * p], sec[2 * p + 1]))
+            n = Signal(range(MAX_BEATS + 1), name=f"req{p}_beats")
+            be = Signal(name=f"req{p}_be")
+            write = c.cmd[2]
+            n_c, be_c = Mux(write, c.len + 1, 0), write & ~c.cmd[1]
+            if p % 2:
+                f = uncompressed_request(Cat(*(sec[s] for s in range(2 * p - 2, 2 * p + 2))))
+                full = four[2 * p + 1]
+                m.d.comb += [
+                    n.eq(Mux(creq, n_c, Mux(full, request_beats(f.cmd, f.num_beats), 0))),
+                    be.eq(Mux(creq, be_c, full & f.cmd[5]
+                              & (f.cmd != ReqCmd.WRITE_FULL.value))),
+                ]
+            else:
+                m.d.comb += [n.eq(Mux(creq, n_c, 0)), be.eq(creq & be_c)]
+            m.d.sync += [self.req_beats[p].eq(n), self.req_be[p].eq(be)]
+            beats.append(n)
+        m.d.sync += self.req_data.eq(sum(beats[1:], beats[0]))
 
     def _responses(self, m, sec, ft, top, err):
         """Responses at each top sector, with the data beats they call for."""

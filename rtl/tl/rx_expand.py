@@ -18,11 +18,12 @@ class RequestExpand(wiring.Component):
     one gets ReqAddr[56:20] from (row, CWAY) [§5.6.1]; the row is ReqDstPhysAccID or
     ReqSrcPhysAccID (``cache_rx_index``).
 
-    Each request waits in one register while its lookup is read from block RAM, and it loads
-    the cache when it leaves that register, so that a load precedes every lookup of a later
-    request: in the same clock (the cache's bypass) or later. So a CLOAD is visible to the
-    compressed requests after it, also in the same control half-flit [§5.6.2], and a
-    compressed request before it still sees the entry as it was.
+    Each request passes two registers: in the first its lookup is read from block RAM, in
+    the second its answer is registered (the block RAM's clock-to-out leaves no room for logic
+    behind it). It loads the cache as it leaves the first, so that a load precedes every
+    lookup of a later request: in the same clock (the cache's bypass) or later. So a CLOAD is
+    visible to the compressed requests after it, also in the same control half-flit [§5.6.2],
+    and a compressed request before it still sees the entry as it was.
 
     A compressed request naming an entry that was never loaded, or a row or way the cache
     lacks, is never given an address: [ours, after the Drop Mode of §5.5] it and every request
@@ -43,7 +44,7 @@ class RequestExpand(wiring.Component):
     direct : In(cached_request_layout), direct_valid : In(1)
         A request taken while ``idle`` (and ``head`` is empty).
     idle : Out(1)
-        Nothing waits here and the cache is not busy (registers).
+        The first register is empty and the cache is not busy (registers).
     o : Out(stream.Signature(expanded_request_layout))
         Requests out, expanded or marked ``drop``.
     error : Out(1)
@@ -51,7 +52,7 @@ class RequestExpand(wiring.Component):
     counts : Out(rx_cache_counts)
         The cache's counters (:class:`~rtl.tl.rx_cache.RxAddrCache`).
 
-    Latency: a request is on ``o`` the clock after it is taken, while the cache is not busy
+    Latency: a request is on ``o`` two clocks after it is taken, while the cache is not busy
     (after reset it is, for ``cache_rows * cache_ways`` clocks: requests wait in the receive
     buffers). Throughput: one request per clock. Overflow: none (``head.ready``).
     """
@@ -76,41 +77,47 @@ class RequestExpand(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.cache = cache = RxAddrCache(self._config.rx_cache)
-        e = Signal(cached_request_layout)       # the request whose lookup is being read
-        v = Signal()
+        # Stage 1: the request whose lookup is being read; stage 2: with its answer registered
+        # (the block RAM's output feeds that register only: its clock-to-out is most of a
+        # clock on ECP5).
+        e1, e2 = Signal(cached_request_layout), Signal(cached_request_layout)
+        v1, v2 = Signal(), Signal()
+        answer = Signal.like(cache.answer)
         dropping = Signal()                     # a request could not be expanded (sticky)
-        take = Signal()
-        leave = Signal()
+        take, advance, leave = Signal(), Signal(), Signal()
         nxt = Signal(cached_request_layout)
         m.d.comb += [
-            self.idle.eq(~v & ~cache.busy),
-            take.eq((~v | self.o.ready) & ~cache.busy),
+            self.idle.eq(~v1 & ~cache.busy),
+            leave.eq(v2 & self.o.ready),
+            advance.eq(v1 & (~v2 | self.o.ready)),
+            take.eq((~v1 | advance) & ~cache.busy),
             self.head.ready.eq(take),
-            leave.eq(v & self.o.ready),
             nxt.eq(Mux(self.head.valid, self.head.payload, self.direct)),
             self.counts.eq(cache.counts),
         ]
         with m.If(take):
-            m.d.sync += [e.eq(nxt), v.eq(self.head.valid | self.direct_valid)]
-        # The lookup as a request is taken, the load as it leaves (not after a drop).
+            m.d.sync += [e1.eq(nxt), v1.eq(self.head.valid | self.direct_valid)]
+        with m.If(advance):
+            m.d.sync += [e2.eq(e1), v2.eq(1), answer.eq(cache.answer)]
+        with m.Elif(leave):
+            m.d.sync += v2.eq(0)
+        # Stage 2's request could not be expanded: nothing after it touches the cache.
+        miss = e2.cache.compressed & ~answer.loaded
+        stop = dropping | (v2 & miss)
+        # The lookup as a request enters stage 1, the load and the count as it leaves it.
         m.d.comb += [
             cache.lookup.valid.eq(take & nxt.cache.compressed & ~dropping),
             cache.lookup.acc.eq(self._row(nxt.req)), cache.lookup.way.eq(nxt.cache.cway),
-            cache.load.valid.eq(leave & e.cache.cload & ~dropping),
-            cache.load.acc.eq(self._row(e.req)), cache.load.way.eq(e.cache.cway),
-            cache.load.tag.eq(e.req.addr[CACHE_TAG_LSB:]),
+            cache.load.valid.eq(advance & e1.cache.cload & ~stop),
+            cache.load.acc.eq(self._row(e1.req)), cache.load.way.eq(e1.cache.cway),
+            cache.load.tag.eq(e1.req.addr[CACHE_TAG_LSB:]),
+            cache.use.eq(advance & e1.cache.compressed & ~stop),
         ]
         # Out: the cached tag in place of ReqAddr[56:20], or the mark.
-        miss = e.cache.compressed & ~cache.answer.loaded
         o = self.o.payload
-        m.d.comb += [
-            self.o.valid.eq(v),
-            o.req.eq(e.req),
-            o.drop.eq(dropping | miss),
-            cache.use.eq(leave & e.cache.compressed & ~dropping),
-        ]
-        with m.If(e.cache.compressed):
-            m.d.comb += o.req.addr[CACHE_TAG_LSB:].eq(cache.answer.tag)
+        m.d.comb += [self.o.valid.eq(v2), o.req.eq(e2.req), o.drop.eq(dropping | miss)]
+        with m.If(e2.cache.compressed):
+            m.d.comb += o.req.addr[CACHE_TAG_LSB:].eq(answer.tag)
         with m.If(leave & miss):
             m.d.sync += dropping.eq(1)
         m.d.sync += self.error.eq(leave & miss & ~dropping)

@@ -153,7 +153,8 @@ class RxFront(wiring.Component):
         ]
         if self._cached:
             m.d.comb += [tally.creq_valid.eq(dec.creq_valid), tally.req_pick.eq(dec.req_pick),
-                         tally.req_n_in.eq(dec.req_n)]
+                         tally.req_n_in.eq(dec.req_n), tally.req_beats.eq(dec.req_beats),
+                         tally.req_be.eq(dec.req_be), tally.req_data_in.eq(dec.req_data)]
         # Stage 3: roles, checks, commit, data.
         fl = flags[1]
         m.d.comb += [
@@ -215,11 +216,13 @@ class RxFront(wiring.Component):
             if k not in (RxError.CATCH_OVERRUN, RxError.BUFFER_OVERRUN):
                 err[k].append(control & tally.errors_out[k])
         rate = []
-        for n, most, limit, name in ((tally.req_n, self._groups, REQ_LIMIT, "req"),
-                                     (tally.rsp_n, SECTORS_PER_HALF, RSP_LIMIT, "rsp")):
-            rate.append(self._rate_limit(m, seq, n, most, limit, name))
-        err[RxError.CATCH_OVERRUN].append(control & Cat(*rate).any())
         nxt = tally.arrivals_next
+        for n, n_next, most, limit, name in (
+                (tally.req_n, nxt.req_n, self._groups, REQ_LIMIT, "req"),
+                (tally.rsp_n, nxt.rsp_n, SECTORS_PER_HALF, RSP_LIMIT, "rsp")):
+            rate.append(self._rate_limit(m, seq, n, most, limit, name,
+                                         n_next if self._cached else None))
+        err[RxError.CATCH_OVERRUN].append(control & Cat(*rate).any())
         arrivals = {CreditClass.REQ_CMD: (tally.req_n, nxt.req_n),
                     CreditClass.RSP_CMD: (tally.rsp_n, nxt.rsp_n),
                     CreditClass.REQ_DATA: (tally.req_data, nxt.req_data),
@@ -246,21 +249,37 @@ class RxFront(wiring.Component):
         return slack[-1]
 
     @staticmethod
-    def _rate_limit(m, seq, n, most, limit, name):
+    def _rate_limit(m, seq, n, most, limit, name, n_next=None):
         """The peer's outstanding count of one source rate limit [§5.7], one-hot: every flit
         retires one, a control half adds its ``n`` (at most ``most``). Returns whether ``n``
-        more overrun it."""
+        more overrun it.
+
+        With ``n_next`` (what ``n`` takes at the clock's end) the answer is a register, formed
+        a clock ahead from the next count and ``n_next``, as the credit check is: used with an
+        address cache, whose four requests per control half make the check deeper (without
+        one the receiver is left as it was)."""
         out = Signal(limit + 1, name=f"{name}_out", init=1)     # one-hot outstanding count
         is_n = [n == k for k in range(most + 1)]
-        over = or_all([out[x] & (n > limit - x) for x in range(limit + 1) if limit - x < most])
-        with m.If(seq.control):
-            m.d.sync += out.eq(Cat(*(
-                or_all([out[x] & is_n[k] for x in range(limit + 1) for k in range(most + 1)
-                         if min(limit, max(0, x + k - 1)) == y])
-                for y in range(limit + 1))))
-        with m.Elif(seq.valid):
-            m.d.sync += out.eq(Cat(out[0] | out[1], out[2:]))
-        return over
+
+        def over(count, k):
+            return or_all([count[x] & (k > limit - x) for x in range(limit + 1)
+                           if limit - x < most])
+        add = Cat(*(or_all([out[x] & is_n[k] for x in range(limit + 1) for k in range(most + 1)
+                            if min(limit, max(0, x + k - 1)) == y])
+                    for y in range(limit + 1)))
+        retire = Cat(out[0] | out[1], out[2:])
+        if n_next is None:
+            now = over(out, n)
+            with m.If(seq.control):
+                m.d.sync += out.eq(add)
+            with m.Elif(seq.valid):
+                m.d.sync += out.eq(retire)
+            return now
+        nxt = Signal.like(out, name=f"{name}_out_next")
+        ahead = Signal(name=f"{name}_over")
+        m.d.comb += nxt.eq(Mux(seq.control, add, Mux(seq.valid, retire, out)))
+        m.d.sync += [out.eq(nxt), ahead.eq(over(nxt, n_next))]
+        return ahead
 
     def _data(self, m, seq, f, fl, lo_takes, err_lo, err_hi):
         """Beat assembly from the data half-flits consumed. The wide multiplexers are steered

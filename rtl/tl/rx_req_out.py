@@ -112,26 +112,28 @@ class RequestDeliver(wiring.Component):
         with_be = Signal()
         enough = Signal()                        # beat_level >= left (a register)
         go = Signal()
-        drain = Signal() if self._cached else 0  # from a request not expanded on (sticky)
+        offer, pool = go, h.pool                 # with an address cache, not while draining
+        if self._cached:
+            drain = Signal()                     # from a request not expanded on (sticky)
+            offer, pool = go & ~drain, h.pool | drain
         m.d.comb += [
             go.eq(hv & enough & (~with_be | self.be.valid)),
-            self.req.valid.eq(go & ~sent & ~drain if self._cached else go & ~sent),
+            self.req.valid.eq(offer & ~sent),
             self.req.payload.eq(h),
             self.req.payload.pool.eq(0),
-            self.orig.valid.eq(go & (left != 0) & ~drain if self._cached else go & (left != 0)),
+            self.orig.valid.eq(offer & (left != 0)),
         ]
         self._orig(m, h, k, left, with_be)
         beat_fire = Signal()
         finish = Signal()
-        done = finish if not self._cached else Signal()
+        done = Signal() if self._cached else finish     # delivered
         m.d.comb += [
             beat_fire.eq(self.orig.valid & self.orig.ready),
             done.eq(go & (sent | self.req.ready) & ((left == 0) | ((left == 1) & beat_fire))),
             self.ret_cmd.eq(finish),
-            self.slot.eq(Mux(h.pool | drain if self._cached else h.pool, CreditSlot.POOL,
-                             h.vc + CreditSlot.VC0)),
+            self.slot.eq(Mux(pool, CreditSlot.POOL, h.vc + CreditSlot.VC0)),
         ]
-        if self._cached:
+        if self._cached:                         # draining: a request per clock, every beat
             m.d.comb += [
                 finish.eq(Mux(drain, hv, done)),
                 self.beat.ready.eq(beat_fire | drain),

@@ -76,9 +76,9 @@ class ControlTally(wiring.Component):
         The :class:`ControlDecoder` outputs for ``half`` (``rsp_n_in`` is its ``rsp_n``).
     req_valid, fc_valid, errors : In
         The same.
-    creq_valid, req_pick, req_n_in : In
+    creq_valid, req_pick, req_n_in, req_beats, req_be, req_data_in : In
         With ``cached`` only: the :class:`ControlDecoder` outputs ``creq_valid``, ``req_pick``,
-        ``req_n``.
+        ``req_n``, ``req_beats``, ``req_be``, ``req_data``.
     req_n : Out(range(G + 1)), reqs : Out(ArrayLayout(rx_req_entry(cached), G))
         Requests, packed: ``reqs[0 .. req_n-1]`` in sector order (``pool`` = the field's POOL);
         ``G`` = :func:`~rtl.tl.rx_decode.request_groups`. A compressed request is expanded
@@ -120,6 +120,9 @@ class ControlTally(wiring.Component):
             "creq_valid": In(groups),
             "req_pick": In(data.ArrayLayout(groups, groups)),
             "req_n_in": In(range(groups + 1)),
+            "req_beats": In(data.ArrayLayout(range(MAX_BEATS + 1), groups)),
+            "req_be": In(groups),
+            "req_data_in": In(range(groups * MAX_BEATS + 1)),
         } if cached else {}
         super().__init__({
             **cached_members,
@@ -174,7 +177,8 @@ class ControlTally(wiring.Component):
         vc_hits += [self.rsp_valid[s] & ~self.rsp[s].pool for s in range(SECTORS_PER_HALF)]
         nxt = self.arrivals_next
         m.d.comb += [
-            nxt.req_data.eq(sum(Mux(valid[q], request_beats(reqs[q].cmd, reqs[q].num_beats), 0)
+            nxt.req_data.eq(self.req_data_in if self._cached else
+                            sum(Mux(valid[q], request_beats(reqs[q].cmd, reqs[q].num_beats), 0)
                                 for q in range(groups))),
             nxt.rsp_data.eq(sum(self._group_beats[1:], self._group_beats[0])),
         ]
@@ -285,20 +289,27 @@ class ControlTally(wiring.Component):
             seg = Signal(segment_layout, name=f"seg{q}_next")
             req = reqs[q]
             valid = valids[q]
-            data = valid & req.cmd[5]
-            be = data & (req.cmd != ReqCmd.WRITE_FULL.value)
+            if self._cached:                # the decoder's registered beat counts
+                n, be = self.req_beats[q], self.req_be[q]
+                data = n != 0
+            else:
+                n = request_beats(req.cmd, req.num_beats)
+                data = valid & req.cmd[5]
+                be = data & (req.cmd != ReqCmd.WRITE_FULL.value)
             beats = [self.rsp_beats[s] for s in range(per * q, per * q + per)]
             sbeats = self._group_beats[q]
             total = _small_sums(beats, _SMALL // 2)    # sums of response beats
             small = [~data & total[0]]
             for j in range(1, _SMALL):
                 x, odd = j // 2, j % 2      # 2x halves of data, then a BE half when odd
-                req_hit = data & (req.num_beats == x - 1) & (be if odd else ~be)
+                if self._cached:
+                    req_hit = (n == x) & (be if odd else ~be) if x else 0
+                else:
+                    req_hit = data & (req.num_beats == x - 1) & (be if odd else ~be)
                 small.append(req_hit if odd else req_hit | (~valid & total[x]))
             m.d.comb += [
                 seg.req.eq(valid), seg.be.eq(be),
-                seg.size.eq(Mux(valid, (request_beats(req.cmd, req.num_beats) << 1) + be,
-                                sbeats << 1)),
+                seg.size.eq(Mux(valid, (n << 1) + be, sbeats << 1)),
                 seg.small.eq(Cat(*small)),
             ]
             segs.append(seg)
