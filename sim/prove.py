@@ -112,10 +112,11 @@ def prove_sby(module, inputs, folder, depth, mode="prove"):
     out = subprocess.run([str(bin_dir / "yowasp-sby"), "-f", "proof.sby"], check=False,
                          cwd=folder, capture_output=True, text=True, env=env)
     log = out.stdout + out.stderr
+    if "DONE (PASS" not in log:
+        log += _failed_messages(log, folder / "proof" / "model" / "design.il")
     (folder / "proof.log").write_text(log)
     if "DONE (PASS" in log:
         return True, log
-    log += _failed_messages(log, folder / "proof" / "model" / "design.il")
     # FAIL: a run from reset breaks an assert; UNKNOWN: the induction step failed (the asserts
     # are not inductive, or the base case is too short to reach the break).
     if "DONE (FAIL" in log or "DONE (UNKNOWN" in log:

@@ -1,6 +1,8 @@
 """Rx address cache of the TL receiver [UALink 1.0 §5.5-5.6]: ReqAddr[56:20] per row and way,
 in block RAM."""
 
+from types import SimpleNamespace
+
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
@@ -71,6 +73,12 @@ class RxAddrCache(ConfiguredComponent):
 
     Latency: ``answer`` one clock after ``lookup``; counters two clocks after the load or
     ``use``. Throughput: one load and one lookup per clock. Overflow: none.
+
+    Attributes
+    ----------
+    state : SimpleNamespace
+        Set by :meth:`elaborate`: the entries' RAM (``mem``), for the lock-step proof
+        (``tb/test_tl_cache_proof.py``). Not a port.
     """
 
     config_class = AddrCacheConfig
@@ -129,6 +137,7 @@ class RxAddrCache(ConfiguredComponent):
             self.answer.loaded.eq(exists & (fwd | rport.data.loaded)),
         ]
         self._count(m, write, load.valid & ~load_exists & ~self.busy)
+        self.state = SimpleNamespace(mem=mem)
         return m
 
     def _count(self, m, loaded, load_error):
