@@ -1,0 +1,130 @@
+"""UALink DL layouts, enums, constants and stream signatures: the only copy of each.
+
+Field layouts follow UALink_200 Rev 1.0 chapter 6; fields are declared least significant first,
+as Amaranth lays them out. Conventions the public text leaves open are marked [ours] here and
+listed, once, in ``rtl/dl/README.md``.
+
+The DL flit travels as :data:`BEATS_PER_FLIT` beats of :data:`BEAT_BYTES` bytes (byte ``k`` of
+a beat in bits ``8k .. 8k+7``; beat 0 first). Inside the DL its bytes follow the *logical*
+layout below [ours]; :mod:`rtl.dl.permute` maps it to the wire order, and is the one place to
+change when the physical placement of Figures 6-3/6-4 is adopted.
+"""
+
+from amaranth.lib import data, enum, stream
+
+__all__ = [
+    "BEATS_PER_FLIT",
+    "BEAT_BITS",
+    "BEAT_BYTES",
+    "CRC_BYTES",
+    "CRC_OFFSET",
+    "DL_FLIT_BYTES",
+    "FH_BYTES",
+    "FH_OFFSET",
+    "HALF_SEGMENT_STARTS",
+    "PAYLOAD_BYTES",
+    "PAYLOAD_OFFSET",
+    "PAYLOAD_SECTORS",
+    "SECTOR_BYTES",
+    "SEGMENTS",
+    "SEGMENT_SECTORS",
+    "SEGMENT_STARTS",
+    "SEQ_BITS",
+    "SEQ_MODULUS",
+    "SH_OFFSET",
+    "TL_FLIT_BYTES",
+    "TL_FLIT_SECTORS",
+    "FlitOp",
+    "command_header",
+    "explicit_header",
+    "phy_beat_layout",
+    "phy_stream",
+    "segment_header",
+]
+
+#: [§6.3.1] A DL flit: 640 bytes in five segments of 4-byte sectors.
+DL_FLIT_BYTES = 640
+SECTOR_BYTES = 4
+#: [Table 6-1] Payload sectors per segment.
+SEGMENT_SECTORS = (32, 32, 32, 31, 30)
+SEGMENTS = len(SEGMENT_SECTORS)
+PAYLOAD_SECTORS = sum(SEGMENT_SECTORS)                  # 157
+PAYLOAD_BYTES = PAYLOAD_SECTORS * SECTOR_BYTES           # 628
+#: First payload sector of each segment, and of each half segment [Table 6-1].
+SEGMENT_STARTS = tuple(sum(SEGMENT_SECTORS[:k]) for k in range(SEGMENTS))
+HALF_SEGMENT_STARTS = tuple(s + h for s in SEGMENT_STARTS for h in (0, 16))
+#: [§6.3.2, §6.6.2] Flit header bytes FH0..FH2; [§6.3.7] CRC bytes CRC0..CRC3.
+FH_BYTES = 3
+CRC_BYTES = 4
+#: A TL flit: 64 bytes, 16 sectors [§6.3.4].
+TL_FLIT_BYTES = 64
+TL_FLIT_SECTORS = TL_FLIT_BYTES // SECTOR_BYTES
+
+#: [ours] Logical layout: payload sectors 0..156 in bytes 0..627 (sector ``s`` in bytes
+#: ``4s .. 4s+3``), FH0..FH2 in bytes 628..630 (FH0 holds header bits 7:0), SH0..SH4 in bytes
+#: 631..635, CRC0..CRC3 in bytes 636..639 (the last bytes, as §6.3.7 places them). Payload first
+#: lets the transmitter stream a flit's payload before its headers are final.
+PAYLOAD_OFFSET = 0
+FH_OFFSET = PAYLOAD_OFFSET + PAYLOAD_BYTES
+SH_OFFSET = FH_OFFSET + FH_BYTES
+CRC_OFFSET = SH_OFFSET + SEGMENTS
+assert CRC_OFFSET + CRC_BYTES == DL_FLIT_BYTES
+
+#: The PHY-side datapath: 64 bytes per clock, a DL flit every 10 clocks.
+BEAT_BYTES = 64
+BEAT_BITS = BEAT_BYTES * 8
+BEATS_PER_FLIT = DL_FLIT_BYTES // BEAT_BYTES
+
+#: [§6.6.6.1] Flit sequence numbers: 9 bits, 1 .. 511, 0 reserved, arithmetic mod 511.
+SEQ_BITS = 9
+SEQ_MODULUS = 511
+
+
+class FlitOp(enum.Enum, shape=3):
+    """Flit header ``op`` [Tables 6-14, 6-15]."""
+    ORIGINAL = 0b000        # explicit: original payload flit, or NOP (payload = 0)
+    REPLAY = 0b001          # explicit: replayed payload flit
+    ACK = 0b010             # command
+    REPLAY_REQUEST = 0b011  # command
+
+
+#: [Table 6-14] Explicit sequence number flit header (24 bits).
+explicit_header = data.StructLayout({
+    "rsvd_lo": 8,
+    "seq": 9,               # flitSeqNo
+    "rsvd_hi": 3,
+    "payload": 1,
+    "op": FlitOp,
+})
+
+#: [Table 6-15] Command flit header (24 bits).
+command_header = data.StructLayout({
+    "rsvd_lo": 8,
+    "seq_lo": 3,            # flitSeqLo
+    "ack_req_seq": 9,       # ackReqSeq
+    "payload": 1,
+    "op": FlitOp,
+})
+
+#: [Table 6-2] Segment header. ``msg`` bit 0 is M0 (the TL flit's lower half), bit 1 is M1
+#: [ours: the order within Message[1:0] follows the TL's M1:M0].
+segment_header = data.StructLayout({
+    "alt_sector": 1,        # DLAltSector
+    "rsvd": 1,
+    "msg0": 2,              # Message[0]
+    "flit0": 1,             # TL Flit[0] present
+    "msg1": 2,              # Message[1]
+    "flit1": 1,             # TL Flit[1] present
+})
+
+#: One PHY-side beat: 64 bytes of a DL flit; ``last`` marks the flit's tenth beat.
+phy_beat_layout = data.StructLayout({
+    "data": BEAT_BITS,
+    "last": 1,
+})
+
+
+def phy_stream():
+    """A valid/ready stream of :data:`phy_beat_layout` beats, one DL flit per 10 beats."""
+    return stream.Signature(phy_beat_layout)
+
