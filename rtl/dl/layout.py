@@ -35,11 +35,15 @@ __all__ = [
     "TL_FLIT_BYTES",
     "TL_FLIT_SECTORS",
     "FlitOp",
+    "body_beat_layout",
+    "body_stream",
     "command_header",
     "explicit_header",
     "phy_beat_layout",
     "phy_stream",
     "segment_header",
+    "unpack_beat_layout",
+    "unpack_stream",
 ]
 
 #: [§6.3.1] A DL flit: 640 bytes in five segments of 4-byte sectors.
@@ -122,6 +126,33 @@ phy_beat_layout = data.StructLayout({
     "data": BEAT_BITS,
     "last": 1,
 })
+
+
+#: A DL flit beat inside the DL, before the flit header and CRC are filled in: ``payload``, on
+#: the last beat, tells whether the flit carries any TL flit sector (else it is a NOP flit).
+body_beat_layout = data.StructLayout({
+    "data": BEAT_BITS,
+    "last": 1,
+    "payload": 1,
+})
+
+
+def body_stream():
+    """A valid/ready stream of :data:`body_beat_layout` beats, one DL flit per 10 beats."""
+    return stream.Signature(body_beat_layout)
+
+
+#: A beat of an accepted payload DL flit on its way to the unpacker, with the flit's segment
+#: headers (from its last beat) on every beat.
+unpack_beat_layout = data.StructLayout({
+    "data": BEAT_BITS,
+    "headers": data.ArrayLayout(segment_header, SEGMENTS),
+})
+
+
+def unpack_stream():
+    """A valid/ready stream of :data:`unpack_beat_layout` beats, 10 per DL flit."""
+    return stream.Signature(unpack_beat_layout)
 
 
 def phy_stream():
