@@ -37,6 +37,8 @@ __all__ = [
     "FlitOp",
     "body_beat_layout",
     "body_stream",
+    "checked_beat_layout",
+    "checked_stream",
     "command_header",
     "explicit_header",
     "phy_beat_layout",
@@ -153,6 +155,22 @@ unpack_beat_layout = data.StructLayout({
 def unpack_stream():
     """A valid/ready stream of :data:`unpack_beat_layout` beats, 10 per DL flit."""
     return stream.Signature(unpack_beat_layout)
+
+
+#: A received DL flit beat after the CRC check, released once its flit's check is done, with
+#: the flit's verdict and headers (from its last beat) on every beat.
+checked_beat_layout = data.StructLayout({
+    "data": BEAT_BITS,
+    "last": 1,
+    "crc_ok": 1,
+    "header": FH_BYTES * 8,         # the flit header, raw (explicit or command)
+    "headers": data.ArrayLayout(segment_header, SEGMENTS),
+})
+
+
+def checked_stream():
+    """A valid/ready stream of :data:`checked_beat_layout` beats, 10 per DL flit."""
+    return stream.Signature(checked_beat_layout)
 
 
 def phy_stream():
