@@ -79,7 +79,8 @@ class DlUnpack(Component):
         filled = Signal(sector_array)
         moved = rotate(beat_in, got)               # beat sector i -> flit sector got + i
         for k in range(BEAT_SECTORS):
-            m.d.comb += filled[k].eq(Mux(k < got, part[k], moved.word_select(k, SECTOR_BITS)))
+            held_here = k < got if k < BEAT_SECTORS - 1 else 0    # (no constant compare)
+            m.d.comb += filled[k].eq(Mux(held_here, part[k], moved.word_select(k, SECTOR_BITS)))
         opened = rotate(beat_in, (BEAT_SECTORS - start_at)[:4])   # sector start_at -> 0
         whole = start & (start_at == 0) & ~last     # a TL flit in exactly this beat
         with m.If(step):

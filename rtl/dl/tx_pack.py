@@ -87,9 +87,13 @@ class DlPack(Component):
         spill = rotate(tl, cursor + Mux(last, BEAT_SECTORS - LAST_SECTORS, 0))
         sectors = Signal(sector_array)
         for i in range(BEAT_SECTORS):
-            from_tl = take & (cursor <= i) & (i < size)
-            m.d.comb += sectors[i].eq(Mux(i < held, carry[i], Mux(from_tl, placed.word_select(
-                i, SECTOR_BITS), 0)))
+            # (No comparison with a 4-bit register is written where its result is constant.)
+            held_here = i < held if i < BEAT_SECTORS - 1 else 0
+            from_tl = take & (i < size)
+            if i < BEAT_SECTORS - 1:
+                from_tl &= cursor <= i
+            m.d.comb += sectors[i].eq(Mux(held_here, carry[i], Mux(
+                from_tl, placed.word_select(i, SECTOR_BITS), 0)))
         new_headers = self._headers(m, beat, cursor, take, headers)
         with m.If(form):
             m.d.sync += [
@@ -133,7 +137,9 @@ class DlPack(Component):
         m.d.comb += position.eq(beat * BEAT_SECTORS + cursor)
         for s, start in enumerate(SEGMENT_STARTS):
             end = SEGMENT_STARTS[s + 1] if s + 1 < SEGMENTS else PAYLOAD_SECTORS
-            inside = take & (position >= start) & (position < end)
+            inside = take & (position < end)
+            if start:
+                inside &= position >= start
             second = position >= start + HALF_SECTORS
             with m.If(inside & ~second):
                 m.d.comb += [new[s].flit0.eq(1), new[s].msg0.eq(self.i.p.msg)]
