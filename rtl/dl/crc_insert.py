@@ -30,13 +30,13 @@ class DlCrcInsert(Component):
     """Fills in the CRC of each DL flit: CRC-32 of 802.3 over all 640 bytes with the CRC bytes
     zero, placed in the last 4 bytes with x0 first (:func:`dl_crc`) [§6.3.7].
 
-    Beats are held until their flit's CRC is known, so ``o`` runs :attr:`latency` clocks
-    behind ``i`` and, while ``o`` is ready, at one beat per clock without gaps. The CRC bytes of
+    A flit's beats are held until its CRC is known; then they leave on consecutive clocks
+    while ``o`` is ready, and flits that arrive back to back leave back to back. The CRC bytes of
     a flit on ``i`` are ignored (taken as zero). ``kill`` (sampled with a flit's last beat on
     ``i``) inverts that flit's CRC, so that the link partner discards it [§6.7.4.2].
 
-    Latency: about 13 clocks from a last beat on ``i`` to that beat on ``o`` (the engine's 11,
-    the queue and the output register; measured in ``tb/test_dl_crc.py``). Throughput: one beat per clock. ``i.ready`` falls when the beat
+    Latency: about 22 clocks from a flit's first beat on ``i`` to it on ``o`` (the flit's 10
+    beats, the engine's 11, the output register; measured in ``tb/test_dl_crc.py``). Throughput: one beat per clock. ``i.ready`` falls when the beat
     queue or the engine is full (only if ``o`` stalls); nothing is lost.
 
     Members
@@ -73,9 +73,10 @@ class DlCrcInsert(Component):
         ]
         head = phy_beat_layout(beats.r_data[:-1])
         kill = beats.r_data[-1]
-        # A beat leaves when it is not a last beat, or when its flit's CRC is there.
+        # A flit's beats leave once its CRC is out of the engine (the result is taken with the
+        # last beat), so that each flit leaves in 10 consecutive clocks while ``o`` is ready.
         ready_out = ~self.o.valid | self.o.ready
-        go = beats.r_rdy & ready_out & (~head.last | crc.o.valid)
+        go = beats.r_rdy & ready_out & crc.o.valid
         field = dl_crc(crc.o.p.crc) ^ kill.replicate(CRC_BYTES * 8)
         m.d.comb += [beats.r_en.eq(go), crc.o.ready.eq(go & head.last)]
         with m.If(go):
