@@ -10,7 +10,12 @@ layout below [ours]; :mod:`rtl.dl.permute` maps it to the wire order, and is the
 change when the physical placement of Figures 6-3/6-4 is adopted.
 """
 
+import dataclasses
+import enum as py_enum
+
 from amaranth.lib import data, enum, stream
+
+from ..config import BlockConfig, check_int
 
 __all__ = [
     "BEATS_PER_FLIT",
@@ -19,12 +24,16 @@ __all__ = [
     "CRC_BYTES",
     "CRC_OFFSET",
     "DL_FLIT_BYTES",
+    "EXPLICIT_EVERY",
     "FH_BYTES",
     "FH_OFFSET",
     "HALF_SEGMENT_STARTS",
+    "MAX_UNACKED",
     "PAYLOAD_BYTES",
     "PAYLOAD_OFFSET",
     "PAYLOAD_SECTORS",
+    "REPLAY_IGNORE",
+    "REPLAY_REQUEST_COPIES",
     "SECTOR_BYTES",
     "SEGMENTS",
     "SEGMENT_SECTORS",
@@ -34,16 +43,23 @@ __all__ = [
     "SH_OFFSET",
     "TL_FLIT_BYTES",
     "TL_FLIT_SECTORS",
+    "DlConfig",
     "FlitOp",
+    "LinkMode",
+    "RxCount",
+    "TxCount",
     "body_beat_layout",
     "body_stream",
     "checked_beat_layout",
     "checked_stream",
     "command_header",
     "explicit_header",
+    "ingress_layout",
     "phy_beat_layout",
     "phy_stream",
+    "rx_counts",
     "segment_header",
+    "tx_counts",
     "unpack_beat_layout",
     "unpack_stream",
 ]
@@ -92,6 +108,90 @@ class FlitOp(enum.Enum, shape=3):
     REPLAY = 0b001          # explicit: replayed payload flit
     ACK = 0b010             # command
     REPLAY_REQUEST = 0b011  # command
+
+
+#: [§6.6.6.5] At most this many unacknowledged flits in TxReplay.
+MAX_UNACKED = 255
+#: [§6.6.5.6] Tx_explicit_count reload: an Explicit flit at least every 7 flits.
+EXPLICIT_EVERY = 7
+#: [§6.6.6.3] Rx_replay_ignore_count after a Replay Request is taken.
+REPLAY_IGNORE = 12
+#: [§6.6.1] Copies of each Replay Request.
+REPLAY_REQUEST_COPIES = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class DlConfig(BlockConfig):
+    """Parameters of the DL's link-level replay.
+
+    Parameters
+    ----------
+    replay_depth : int
+        TxReplay buffer, in DL flits (1 .. 255; block RAM of 640 bytes each) [§6.6.7: size it
+        for the round trip].
+    ack_timeout : int
+        Tx_ack_time_out in flit times, 1 .. 2^24 - 1 [§6.6.5.8; the spec default 40000 is
+        1 ms at 25 ns per flit].
+    replay_limit : int
+        Rx_replay_limit in flit times, 1 .. 255 [§6.6.4.6: twice the round trip; default 50].
+    nop_flits : int
+        NOP flits the NOP state sends before it may go Up, 1 .. 255 [§6.7.1.3: ten].
+    """
+    replay_depth: int = 32
+    ack_timeout: int = 40000
+    replay_limit: int = 50
+    nop_flits: int = 10
+
+    def __post_init__(self):
+        check_int("DL", "replay_depth", self.replay_depth, range(1, MAX_UNACKED + 1))
+        check_int("DL", "ack_timeout", self.ack_timeout, range(1, 1 << 24))
+        check_int("DL", "replay_limit", self.replay_limit, range(1, 256))
+        check_int("DL", "nop_flits", self.nop_flits, range(1, 256))
+
+
+class LinkMode(enum.Enum, shape=2):
+    """What the DL transmitter may send [§6.7.1]."""
+    IDLE = 0                # nothing (Fault, Idle)
+    NOP = 1                 # NOP flits only
+    UP = 2                  # payload and NOP flits
+
+
+class TxCount(py_enum.IntEnum):
+    """DL transmit counters (32-bit, wrapping)."""
+    FLITS = 0               # DL flits sent
+    PAYLOAD = 1             # payload flits sent for the first time
+    REPLAYED = 2            # payload flits sent again
+    REPLAYS = 3             # Replay Requests taken (a replay started)
+    REPLAY_REQUESTS = 4     # Replay Request flits sent
+    ACK_ERRORS = 5          # Acks outside the validity window, ignored
+    REQUEST_ERRORS = 6      # Replay Requests outside the validity window, ignored
+    TIMEOUTS = 7            # ack timeouts
+    PEAK = 8                # most unacknowledged flits seen in TxReplay
+
+
+class RxCount(py_enum.IntEnum):
+    """DL receive counters (32-bit, wrapping)."""
+    FLITS = 0               # DL flits received
+    GOOD = 1                # payload flits accepted in order
+    BAD_CRC = 2             # flits failing the CRC
+    UNEXPECTED = 3          # flits with an unexpected sequence number (duplicates among them)
+    DUPLICATES = 4          # ... of which repeat a payload flit already accepted
+    DROPPED = 5             # good flits dropped: ambiguous or replaying, not Explicit
+    MALFORMED = 6           # sequence number or ackReqSeq 0, reserved op
+    REQUESTS = 7            # times a replay was requested
+
+
+tx_counts = data.ArrayLayout(32, len(TxCount))
+rx_counts = data.ArrayLayout(32, len(RxCount))
+
+#: What the local receiver tells the local transmitter, per received flit: that one came (for
+#: Rx_replay_ignore_count), and, for a good Command flit, its op and ackReqSeq.
+ingress_layout = data.StructLayout({
+    "flit": 1,
+    "command": 1,
+    "op": FlitOp,
+    "ack_req_seq": SEQ_BITS,
+})
 
 
 #: [Table 6-14] Explicit sequence number flit header (24 bits).

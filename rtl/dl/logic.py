@@ -1,4 +1,4 @@
-"""Sector arithmetic shared by the DL packer and unpacker."""
+"""Sector and sequence-number arithmetic shared by the DL blocks."""
 
 from amaranth import Mux
 from amaranth.lib import data
@@ -9,11 +9,13 @@ from .layout import (
     PAYLOAD_SECTORS,
     SECTOR_BYTES,
     SEGMENT_STARTS,
+    SEQ_BITS,
+    SEQ_MODULUS,
     TL_FLIT_SECTORS,
 )
 
 __all__ = ["BEAT_SECTORS", "HALF_SECTORS", "LAST_SECTORS", "SECTOR_BITS", "next_cursor",
-           "rotate", "sector_array", "segment_of"]
+           "rotate", "sector_array", "segment_of", "seq_diff", "seq_next"]
 
 #: Payload sectors of a beat (a TL flit's worth), and of the last beat of a DL flit (the rest
 #: of the last beat is FH, SH and CRC in the logical layout).
@@ -53,3 +55,13 @@ def segment_of(position):
     """``(segment, in its second half)`` of payload sector ``position`` (a constant)."""
     seg = max(k for k, start in enumerate(SEGMENT_STARTS) if start <= position)
     return seg, position - SEGMENT_STARTS[seg] >= HALF_SECTORS
+
+
+def seq_next(seq):
+    """The sequence number after ``seq``: 511 wraps to 1 [§6.6.6.1]."""
+    return Mux(seq == SEQ_MODULUS, 1, seq + 1)[:SEQ_BITS]
+
+
+def seq_diff(a, b):
+    """``(a - b) % 511`` for sequence numbers (511 counts as 0), 0 .. 510 [§6.6.6.1]."""
+    return Mux(a >= b, a - b, a + SEQ_MODULUS - b)[:SEQ_BITS]

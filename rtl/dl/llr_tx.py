@@ -1,0 +1,340 @@
+"""The DL transmitter's link-level replay: sequence numbers, the TxReplay buffer, Acks and Replay
+Requests received, flit headers [UALink 1.0 §6.6]."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import enum
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..config import ConfiguredComponent
+from .layout import (
+    BEAT_BITS,
+    BEAT_BYTES,
+    BEATS_PER_FLIT,
+    EXPLICIT_EVERY,
+    FH_BYTES,
+    FH_OFFSET,
+    MAX_UNACKED,
+    REPLAY_IGNORE,
+    REPLAY_REQUEST_COPIES,
+    SEQ_BITS,
+    SEQ_MODULUS,
+    DlConfig,
+    FlitOp,
+    LinkMode,
+    TxCount,
+    body_stream,
+    command_header,
+    explicit_header,
+    ingress_layout,
+    phy_stream,
+    tx_counts,
+)
+from .logic import seq_diff, seq_next
+
+__all__ = ["LlrTx"]
+
+#: Where the flit header sits in the last beat, in bits [ours: the logical layout].
+_FH_LSB = (FH_OFFSET % BEAT_BYTES) * 8
+#: [§6.6.6.3] The validity windows of Acks and Replay Requests.
+_WINDOW = 256
+
+
+class _Source(enum.Enum, shape=2):
+    """Where the flit being sent comes from [§6.6.6.6]."""
+    NOP = 0
+    NEW = 1                 # the packer (a payload flit, or a NOP if it packed nothing)
+    REPLAY = 2              # TxReplay
+
+
+class LlrTx(ConfiguredComponent):
+    """The transmit half of link-level replay [§6.6]: one DL flit every 10 clocks, each from
+    TxReplay during a Standard Replay, else from the packer when TxReplay may take a flit,
+    else a NOP flit; every flit with its header.
+
+    **Sequence numbers** [§6.6.6.1]: a payload flit from the packer takes Tx_last_seq + 1 (511
+    wraps to 1) and is kept in TxReplay (block RAM of ``replay_depth`` flits); a NOP flit
+    (nothing packed, or no packer flit taken) uses Tx_last_seq and is not kept. A packer flit
+    is taken only when not replaying, TxReplay has room and fewer than 255 flits are
+    unacknowledged [§6.6.6.5]; otherwise NOP flits go, so the packer (and the TL) wait.
+
+    **Headers** [§6.6.6.7]: the first flit of a replay is Explicit (op Replay); otherwise an
+    Explicit flit every 7 flits (Replay or Original); otherwise, while Replay Requests are
+    due, a Replay Request command for Rx_last_seq_calc + 1 (3 copies, one per flit [ours:
+    each DL flit is its own FEC-interleave group]); otherwise an Ack command for
+    Rx_last_seq_calc (``rx_seq``).
+
+    **Received commands** (``ingress``, from the local receiver) [§6.6.6.3]: an Ack inside
+    the validity window frees TxReplay up to its ackReqSeq and rearms the ack timer; a Replay
+    Request inside its window, when the 12-flit ignore window is over, starts a replay from
+    its ackReqSeq at the next flit (a replay in progress starts over). Commands outside the
+    windows are ignored and counted. During a replay, flits acknowledged meanwhile are
+    skipped [ours]: the replay goes on from the oldest unacknowledged flit.
+
+    **Ack timeout** [§6.6.6.8]: counted in flit times while flits are unacknowledged and the
+    link is Up; ``timeout`` pulses when it runs out (the link then leaves Up).
+
+    Latency: a packer beat taken in clock ``t`` is on ``o`` at ``t + 1``. Throughput: one
+    beat per clock while ``o`` is ready (and ``mode`` is not IDLE). ``body`` is taken only
+    within flits this block chose to take from it, a flit's 10 beats in a row.
+
+    Parameters
+    ----------
+    config : DlConfig
+
+    Members
+    -------
+    body : In(body_stream())
+        DL flit bodies from the packer.
+    o : Out(phy_stream())
+        DL flits with their header; CRC bytes zero (:class:`~rtl.dl.crc_insert.DlCrcInsert`
+        fills them in).
+    ingress : In(ingress_layout)
+        One clock per flit received by the local receiver.
+    rx_seq : In(SEQ_BITS)
+        Rx_last_seq_calc of the local receiver.
+    request : In(1)
+        The local receiver wants a replay: send 3 Replay Requests.
+    mode : In(LinkMode)
+        What may be sent; sampled at each flit's first beat.
+    timeout : Out(1)
+        A pulse when the ack timer runs out.
+    nop : Out(1)
+        A pulse per NOP flit sent (for the NOP state's count).
+    unacked : Out(range(MAX_UNACKED + 1))
+        Flits in TxReplay.
+    counts : Out(tx_counts)
+        Counters by :class:`~rtl.dl.layout.TxCount`.
+    """
+
+    config_class = DlConfig
+
+    def __init__(self, config):
+        super().__init__(config, {
+            "body": In(body_stream()),
+            "o": Out(phy_stream()),
+            "ingress": In(ingress_layout),
+            "rx_seq": In(SEQ_BITS),
+            "request": In(1),
+            "mode": In(LinkMode),
+            "timeout": Out(1),
+            "nop": Out(1),
+            "unacked": Out(range(MAX_UNACKED + 1)),
+            "counts": Out(tx_counts),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self._config
+        m.submodules.replay = mem = Memory(shape=BEAT_BITS, depth=cfg.replay_depth *
+                                           BEATS_PER_FLIT, init=[])
+        wr, rd = mem.write_port(), mem.read_port()
+        st = _State(cfg)
+        m.d.comb += [self.unacked.eq(st.unacked),
+                     st.unacked.eq(seq_diff(st.last_seq, st.last_ack))]
+        advance = ~self.o.valid | self.o.ready
+        beat = Signal(range(BEATS_PER_FLIT))
+        src = Signal(_Source)                       # of the flit being sent (beats 1 .. 9)
+        now = Signal(_Source)                       # of this beat's flit
+        slot = Signal(range(cfg.replay_depth))
+        seq = Signal(SEQ_BITS)                      # a replayed flit's sequence number
+        first = beat == 0
+        start = Signal()
+        m.d.comb += start.eq(advance & first & (self.mode != LinkMode.IDLE))
+        choice, choice_slot, choice_seq = self._choose(m, st)
+        m.d.comb += now.eq(Mux(first, Mux(self.mode == LinkMode.IDLE, _Source.NOP, choice), src))
+        # A packer flit waits for each of its beats; the others go at once.
+        step = Signal()
+        m.d.comb += [
+            step.eq(advance & (~first | (self.mode != LinkMode.IDLE))
+                    & ((now != _Source.NEW) | self.body.valid)),
+            self.body.ready.eq(step & (now == _Source.NEW)),
+        ]
+        this_slot = Mux(first, choice_slot, slot)
+        address = this_slot * BEATS_PER_FLIT + beat
+        m.d.comb += [
+            wr.addr.eq(address), wr.data.eq(self.body.p.data),
+            wr.en.eq(step & (now == _Source.NEW)),
+            rd.addr.eq(address), rd.en.eq(step),
+        ]
+        last = beat == BEATS_PER_FLIT - 1
+        header = self._schedule(m, st, step & last, now, Mux(first, choice_seq, seq),
+                                self.body.p.payload)
+        with m.If(step):
+            m.d.sync += beat.eq(Mux(last, 0, beat + 1))
+            with m.If(first):
+                m.d.sync += [src.eq(choice), slot.eq(choice_slot), seq.eq(choice_seq)]
+        self._output(m, rd, step, advance, now, last, header)
+        self._ingress(m, st, start)
+        self._timer(m, st, step & last)
+        self._count(m, st, step & last, now)
+        return m
+
+    def _choose(self, m, st):
+        """At a flit's first beat: replay, packer or NOP [§6.6.6.5, §6.6.6.6]; the slot (of
+        the flit replayed, or where the packer's goes) and the replayed flit's sequence
+        number. Ends a replay that has nothing left."""
+        cfg = self._config
+        choice = Signal(_Source)
+        slot = Signal(range(cfg.replay_depth))
+        seq = Signal(SEQ_BITS)
+        # The replay's place among the unacknowledged flits: ``offset`` flits after the
+        # oldest; past them all when done; acknowledged meanwhile when beyond [ours].
+        offset = Signal(SEQ_BITS)
+        m.d.comb += offset.eq(seq_diff(st.replay_seq, seq_next(st.last_ack)))
+        acked = offset > st.unacked
+        from_ = Mux(acked, 0, offset)
+        more = st.replay & (from_ < st.unacked)
+        up = self.mode == LinkMode.UP
+        room = (st.unacked < cfg.replay_depth) & (st.unacked < MAX_UNACKED)
+        with m.If(up & more):
+            m.d.comb += [choice.eq(_Source.REPLAY), slot.eq(_wrap(st.head + from_,
+                                                                  cfg.replay_depth)),
+                         seq.eq(Mux(acked, seq_next(st.last_ack), st.replay_seq))]
+        with m.Elif(up & room & ~st.replay & self.body.valid):
+            m.d.comb += [choice.eq(_Source.NEW), slot.eq(_wrap(st.head + st.unacked,
+                                                               cfg.replay_depth))]
+        with m.Else():
+            m.d.comb += choice.eq(_Source.NOP)
+        st.replay_done = st.replay & ~more
+        return choice, slot, seq
+
+    def _schedule(self, m, st, done, now, seq, packed):
+        """The flit header, decided at its last beat [§6.6.6.7]; the state it moves (at the end
+        of the last beat, ``done``)."""
+        payload = (now == _Source.REPLAY) | ((now == _Source.NEW) & packed)
+        replayed = now == _Source.REPLAY
+        flit_seq = Mux(replayed, seq, Mux(payload, seq_next(st.last_seq), st.last_seq))
+        count = Mux(st.explicit == 0, 0, st.explicit - 1)
+        explicit = Signal(explicit_header)
+        command = Signal(command_header)
+        header = Signal(FH_BYTES * 8)
+        first_replay = st.first_replay & replayed
+        due = first_replay | (count == 0)
+        ask = ~due & (st.requests != 0)
+        ask_seq = Mux(st.requests == REPLAY_REQUEST_COPIES, seq_next(self.rx_seq),
+                      st.request_seq)
+        m.d.comb += [
+            explicit.op.eq(Mux(replayed, FlitOp.REPLAY, FlitOp.ORIGINAL)),
+            explicit.payload.eq(payload),
+            explicit.seq.eq(flit_seq),
+            command.op.eq(Mux(ask, FlitOp.REPLAY_REQUEST, FlitOp.ACK)),
+            command.payload.eq(payload),
+            command.ack_req_seq.eq(Mux(ask, ask_seq, self.rx_seq)),
+            command.seq_lo.eq(flit_seq[:3]),
+            header.eq(Mux(due, explicit.as_value(), command.as_value())),
+        ]
+        st.asked = done & ask
+        with m.If(done):
+            m.d.sync += st.explicit.eq(Mux(due, EXPLICIT_EVERY, count))
+            with m.If(first_replay):
+                m.d.sync += st.first_replay.eq(0)
+            with m.If(ask):
+                m.d.sync += [st.requests.eq(st.requests - 1), st.request_seq.eq(ask_seq)]
+            with m.If((now == _Source.NEW) & packed):
+                m.d.sync += st.last_seq.eq(flit_seq)
+            with m.If(replayed):
+                m.d.sync += st.replay_seq.eq(seq_next(seq))
+        with m.If(self.request):                    # after the ask above: a new request wins
+            m.d.sync += st.requests.eq(REPLAY_REQUEST_COPIES)
+        return header
+
+    def _output(self, m, rd, step, advance, now, last, header):
+        """``o``: the beat, from the packer or TxReplay (read a clock later) or zero, with the
+        header in the last beat. Registers hold it while ``o`` stalls (the RAM's read port
+        too: it reads only on ``step``)."""
+        body = Signal(BEAT_BITS)
+        replayed = Signal()
+        end = Signal()
+        fh = Signal(FH_BYTES * 8)
+        with m.If(step):
+            m.d.sync += [self.o.valid.eq(1), end.eq(last),
+                         body.eq(Mux(now == _Source.NEW, self.body.p.data, 0)),
+                         replayed.eq(now == _Source.REPLAY), fh.eq(Mux(last, header, 0))]
+        with m.Elif(advance):
+            m.d.sync += self.o.valid.eq(0)
+        # The header's bytes are zero in every stored or packed beat.
+        m.d.comb += [self.o.p.data.eq(Mux(replayed, rd.data, body) | (fh << _FH_LSB)),
+                     self.o.p.last.eq(end)]
+
+    def _ingress(self, m, st, started):
+        """Acks and Replay Requests from the local receiver [§6.6.6.3], the ignore window;
+        ``started``: a replay flit starts now."""
+        cfg = self._config
+        ingress = self.ingress
+        a = ingress.ack_req_seq
+        freed = seq_diff(a, st.last_ack)                    # flits an Ack frees
+        in_buffer = seq_diff(st.last_seq, a) <= _WINDOW
+        ack = ingress.command & (ingress.op == FlitOp.ACK)
+        ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
+        ack_ok = ack & (freed <= _WINDOW) & in_buffer
+        ask_ok = ask & (seq_diff(a, seq_next(st.last_ack)) <= _WINDOW) & in_buffer
+        st.ack_error = ack & ~ack_ok
+        st.ask_error = ask & ~ask_ok
+        st.acked = ack_ok & (freed != 0)
+        with m.If(ingress.flit & (st.ignore != 0)):
+            m.d.sync += st.ignore.eq(st.ignore - 1)
+        with m.If(ack_ok):
+            m.d.sync += [st.last_ack.eq(a), st.head.eq(_wrap(st.head + freed, cfg.replay_depth))]
+        with m.If(started & st.replay_done):
+            m.d.sync += st.replay.eq(0)
+        with m.If(ask_ok):
+            m.d.sync += [st.replay.eq(1), st.first_replay.eq(1), st.ignore.eq(REPLAY_IGNORE),
+                         st.replay_seq.eq(a)]
+        st.asked_replay = ask_ok
+
+    def _timer(self, m, st, flit_done):
+        """Tx_ack_counter [§6.6.6.8]: counts down per flit time while flits are unacknowledged
+        and the link is Up, rearmed by an Ack that frees flits (or when none is left)."""
+        cfg = self._config
+        left = Signal(range(cfg.ack_timeout + 1), init=cfg.ack_timeout)
+        waiting = (st.unacked != 0) & (self.mode == LinkMode.UP)
+        m.d.comb += self.timeout.eq(flit_done & waiting & (left == 1))
+        with m.If(st.acked | (st.unacked == 0)):
+            m.d.sync += left.eq(cfg.ack_timeout)
+        with m.Elif(flit_done & waiting & (left != 0)):
+            m.d.sync += left.eq(left - 1)
+        with m.If(self.timeout):
+            m.d.sync += left.eq(cfg.ack_timeout)
+
+    def _count(self, m, st, flit_done, now):
+        c = self.counts
+        packed = (now == _Source.NEW) & self.body.p.payload
+        events = {
+            TxCount.FLITS: flit_done,
+            TxCount.PAYLOAD: flit_done & packed,
+            TxCount.REPLAYED: flit_done & (now == _Source.REPLAY),
+            TxCount.REPLAYS: st.asked_replay,
+            TxCount.REPLAY_REQUESTS: st.asked,
+            TxCount.ACK_ERRORS: st.ack_error,
+            TxCount.REQUEST_ERRORS: st.ask_error,
+            TxCount.TIMEOUTS: self.timeout,
+        }
+        for kind, event in events.items():
+            m.d.sync += c[kind].eq(c[kind] + event)
+        with m.If(st.unacked > c[TxCount.PEAK]):
+            m.d.sync += c[TxCount.PEAK].eq(st.unacked)
+        m.d.comb += self.nop.eq(flit_done & ~packed & (now != _Source.REPLAY))
+
+
+class _State:
+    """The replay state [§6.6.4, §6.6.5] with its defaults."""
+
+    def __init__(self, cfg):
+        self.last_seq = Signal(SEQ_BITS, init=SEQ_MODULUS, name="tx_last_seq")
+        self.last_ack = Signal(SEQ_BITS, init=SEQ_MODULUS, name="rx_last_ack")
+        self.head = Signal(range(cfg.replay_depth), name="head")   # slot of last_ack + 1
+        self.unacked = Signal(SEQ_BITS, name="unacked_flits")
+        self.replay = Signal(name="tx_replay")
+        self.first_replay = Signal(name="tx_first_replay")
+        self.replay_seq = Signal(SEQ_BITS, name="replay_seq")       # the next flit to replay
+        self.explicit = Signal(range(EXPLICIT_EVERY + 1), init=EXPLICIT_EVERY,
+                               name="tx_explicit_count")
+        self.requests = Signal(range(REPLAY_REQUEST_COPIES + 1), name="tx_replay_req_count")
+        self.request_seq = Signal(SEQ_BITS, name="tx_replay_req_seq_no")
+        self.ignore = Signal(range(REPLAY_IGNORE + 1), name="rx_replay_ignore_count")
+
+
+def _wrap(value, depth):
+    """``value % depth`` for ``value < 2 * depth``."""
+    return Mux(value >= depth, value - depth, value)[:max(1, (depth - 1).bit_length())]
