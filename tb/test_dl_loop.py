@@ -81,12 +81,28 @@ async def _run(dut, rng, n, errors, stall):
     assert source.empty()
 
 
+#: Tx_ack_time_out and Rx_replay_limit for this short link, in flit times: the limit twice the
+#: round trip (about 8 flits) [§6.6.4.6].
+_ACK_TIMEOUT = 300
+_REPLAY_LIMIT = 20
+
+
 async def _start(dut):
     Clock(dut.clk, 10, unit="ns").start()
     dut.fault.value = 0
     dut.enable.value = 1
     dut.retrain.value = 0
+    dut.ack_timeout.value = _ACK_TIMEOUT
+    dut.replay_limit.value = _REPLAY_LIMIT
     await reset(dut)
+
+
+def _log_counts(dut, stats):
+    tx = _counts(tx_counts, dut.tx_counts.value)
+    rx = _counts(rx_counts, dut.rx_counts.value)
+    dut._log.info("channel %s; tx %s; rx %s", dict(stats),
+                  {k.name: int(tx[k]) for k in TxCount}, {k.name: int(rx[k]) for k in RxCount})
+    return tx, rx
 
 
 @cocotb.test(timeout_time=5, timeout_unit="ms")
@@ -98,9 +114,7 @@ async def loop_clean(dut):
     cocotb.start_soon(_channel(dut, rng, {"corrupt": 0, "drop": 0}, stats))
     await _run(dut, rng, 300, None, 0.1)
     await ClockCycles(dut.clk, 400)
-    tx = _counts(tx_counts, dut.tx_counts.value)
-    rx = _counts(rx_counts, dut.rx_counts.value)
-    dut._log.info("tx %s rx %s", [int(tx[k]) for k in TxCount], [int(rx[k]) for k in RxCount])
+    tx, rx = _log_counts(dut, stats)
     assert int(dut.state.value) == DlState.UP.value
     assert int(tx[TxCount.REPLAYED]) == 0 and int(rx[RxCount.BAD_CRC]) == 0
     assert int(rx[RxCount.GOOD]) == int(tx[TxCount.PAYLOAD])
@@ -118,15 +132,60 @@ async def loop_errors(dut):
     await _run(dut, rng, 1500, errors, 0.2)
     errors.update(corrupt=0, drop=0)
     await ClockCycles(dut.clk, 2000)
-    tx = _counts(tx_counts, dut.tx_counts.value)
-    rx = _counts(rx_counts, dut.rx_counts.value)
-    dut._log.info("channel %s; tx %s rx %s", dict(stats), [int(tx[k]) for k in TxCount],
-                  [int(rx[k]) for k in RxCount])
+    tx, rx = _log_counts(dut, stats)
     assert int(tx[TxCount.REPLAYED]) > 0 and int(rx[RxCount.BAD_CRC]) > 0
+    assert int(tx[TxCount.PEAK]) == 32, "TxReplay never filled"
+    assert int(dut.state.value) == DlState.UP.value
+    await _drained(dut)
+
+
+async def _drained(dut):
+    """Nothing left unacknowledged (every flit sent was delivered and acknowledged)."""
+    for _ in range(100):
+        await ClockCycles(dut.clk, 10)
+        if int(dut.unacked.value) == 0:
+            return
+    raise AssertionError(f"{int(dut.unacked.value)} flits never acknowledged")
+
+
+@cocotb.test(timeout_time=80, timeout_unit="ms")
+async def loop_wrap_retrain(dut):
+    """More than 511 payload flits (the sequence numbers wrap), bursts of lost flits (every
+    copy of a Replay Request among them), a retrain in the middle of traffic and a blackout
+    longer than the ack timeout (the link goes down and up again): every TL flit once, in
+    order."""
+    await _start(dut)
+    rng = random.Random(cocotb.RANDOM_SEED)
+    stats = collections.Counter()
+    errors = {"corrupt": 0.02, "drop": 0.01}
+    cocotb.start_soon(_channel(dut, rng, errors, stats))
+
+    async def trouble():
+        await ClockCycles(dut.clk, 5000)
+        for _ in range(20):                             # bursts of 4 .. 12 flits lost
+            errors["drop"] = 1.0
+            await ClockCycles(dut.clk, rng.randint(40, 120))
+            errors["drop"] = 0.01
+            await ClockCycles(dut.clk, rng.randint(200, 600))
+        dut.retrain.value = 1                           # a retrain
+        await ClockCycles(dut.clk, 50)
+        dut.retrain.value = 0
+        await ClockCycles(dut.clk, 3000)
+        errors["drop"] = 1.0                            # a blackout: the ack timer runs out
+        await ClockCycles(dut.clk, (_ACK_TIMEOUT + 50) * 10)
+        errors["drop"] = 0.01
+
+    cocotb.start_soon(trouble())
+    await _run(dut, rng, 8000, errors, 0.1)
+    errors.update(corrupt=0, drop=0)
+    await _drained(dut)
+    tx, _ = _log_counts(dut, stats)
+    assert int(tx[TxCount.PAYLOAD]) > 511, "the sequence numbers did not wrap"
+    assert int(tx[TxCount.TIMEOUTS]) >= 1 and int(dut.ups.value) >= 3
     assert int(dut.state.value) == DlState.UP.value
 
 
-@pytest.mark.parametrize("test", ["loop_clean", "loop_errors"])
+@pytest.mark.parametrize("test", ["loop_clean", "loop_errors", "loop_wrap_retrain"])
 def test_dl_loop(test):
     harness.run(UalinkDl(DlConfig(replay_depth=32)), DlConfig(replay_depth=32),
                 toplevel="ualink_dl", test_module="tb.test_dl_loop", testcase=test)

@@ -9,7 +9,16 @@ from ..config import ConfiguredComponent
 from ..tl.layout import flit_stream
 from .crc_check import DlCrcCheck
 from .crc_insert import DlCrcInsert
-from .layout import DlConfig, LinkMode, phy_stream, rx_counts, tx_counts
+from .layout import (
+    ACK_TIMEOUT_BITS,
+    MAX_UNACKED,
+    REPLAY_LIMIT_BITS,
+    DlConfig,
+    LinkMode,
+    phy_stream,
+    rx_counts,
+    tx_counts,
+)
 from .llr_rx import LlrRx
 from .llr_tx import LlrTx
 from .rx_unpack import DlUnpack
@@ -64,6 +73,10 @@ class UalinkDl(ConfiguredComponent):
         DL flits, 64 bytes per beat.
     fault, enable, retrain : In(1)
         Link control (see above).
+    ack_timeout : In(ACK_TIMEOUT_BITS), replay_limit : In(REPLAY_LIMIT_BITS)
+        Tx_ack_time_out and Rx_replay_limit, in flit times [§6.6.5.8, §6.6.4.6]; the spec's
+        defaults are :data:`~rtl.dl.layout.ACK_TIMEOUT_DEFAULT` and
+        :data:`~rtl.dl.layout.REPLAY_LIMIT_DEFAULT`.
     state : Out(DlState)
     tx_counts : Out(tx_counts), rx_counts : Out(rx_counts)
         The replay counters.
@@ -71,6 +84,8 @@ class UalinkDl(ConfiguredComponent):
         Taken flits with a malformed segment header.
     ups : Out(32)
         Times the link went UP.
+    unacked : Out(range(MAX_UNACKED + 1))
+        Flits in TxReplay, not yet acknowledged.
     """
 
     config_class = DlConfig
@@ -84,11 +99,14 @@ class UalinkDl(ConfiguredComponent):
             "fault": In(1),
             "enable": In(1),
             "retrain": In(1),
+            "ack_timeout": In(ACK_TIMEOUT_BITS),
+            "replay_limit": In(REPLAY_LIMIT_BITS),
             "state": Out(DlState),
             "tx_counts": Out(tx_counts),
             "rx_counts": Out(rx_counts),
             "malformed": Out(32),
             "ups": Out(32),
+            "unacked": Out(range(MAX_UNACKED + 1)),
         })
 
     def elaborate(self, platform):
@@ -110,9 +128,10 @@ class UalinkDl(ConfiguredComponent):
         connect(m, unpack.o, flipped(self.tl_out))
         m.d.comb += [
             tx.ingress.eq(rx.ingress), tx.rx_seq.eq(rx.rx_seq), tx.request.eq(rx.request),
+            tx.ack_timeout.eq(self.ack_timeout), rx.replay_limit.eq(self.replay_limit),
             crc_tx.kill.eq(0),
             self.tx_counts.eq(tx.counts), self.rx_counts.eq(rx.counts),
-            self.malformed.eq(unpack.malformed),
+            self.malformed.eq(unpack.malformed), self.unacked.eq(tx.unacked),
         ]
         self._states(m, tx, rx)
         return m

@@ -18,6 +18,8 @@ from amaranth.lib import data, enum, stream
 from ..config import BlockConfig, check_int
 
 __all__ = [
+    "ACK_TIMEOUT_BITS",
+    "ACK_TIMEOUT_DEFAULT",
     "BEATS_PER_FLIT",
     "BEAT_BITS",
     "BEAT_BYTES",
@@ -33,6 +35,8 @@ __all__ = [
     "PAYLOAD_OFFSET",
     "PAYLOAD_SECTORS",
     "REPLAY_IGNORE",
+    "REPLAY_LIMIT_BITS",
+    "REPLAY_LIMIT_DEFAULT",
     "REPLAY_REQUEST_COPIES",
     "SECTOR_BYTES",
     "SEGMENTS",
@@ -118,6 +122,13 @@ EXPLICIT_EVERY = 7
 REPLAY_IGNORE = 12
 #: [§6.6.1] Copies of each Replay Request.
 REPLAY_REQUEST_COPIES = 3
+#: [§6.6.5.8] Tx_ack_time_out: a 24-bit register, in flit times; the default is 1 ms at 25 ns
+#: per flit.
+ACK_TIMEOUT_BITS = 24
+ACK_TIMEOUT_DEFAULT = 40_000
+#: [§6.6.4.6] Rx_replay_limit: an 8-bit register, in flit times (twice the round trip).
+REPLAY_LIMIT_BITS = 8
+REPLAY_LIMIT_DEFAULT = 50
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,23 +140,14 @@ class DlConfig(BlockConfig):
     replay_depth : int
         TxReplay buffer, in DL flits (1 .. 255; block RAM of 640 bytes each) [§6.6.7: size it
         for the round trip].
-    ack_timeout : int
-        Tx_ack_time_out in flit times, 1 .. 2^24 - 1 [§6.6.5.8; the spec default 40000 is
-        1 ms at 25 ns per flit].
-    replay_limit : int
-        Rx_replay_limit in flit times, 1 .. 255 [§6.6.4.6: twice the round trip; default 50].
     nop_flits : int
         NOP flits the NOP state sends before it may go Up, 1 .. 255 [§6.7.1.3: ten].
     """
     replay_depth: int = 32
-    ack_timeout: int = 40000
-    replay_limit: int = 50
     nop_flits: int = 10
 
     def __post_init__(self):
         check_int("DL", "replay_depth", self.replay_depth, range(1, MAX_UNACKED + 1))
-        check_int("DL", "ack_timeout", self.ack_timeout, range(1, 1 << 24))
-        check_int("DL", "replay_limit", self.replay_limit, range(1, 256))
         check_int("DL", "nop_flits", self.nop_flits, range(1, 256))
 
 

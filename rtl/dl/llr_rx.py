@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 from ..config import ConfiguredComponent
 from .layout import (
     BEATS_PER_FLIT,
+    REPLAY_LIMIT_BITS,
     SEQ_BITS,
     SEQ_MODULUS,
     DlConfig,
@@ -72,6 +73,8 @@ class LlrRx(ConfiguredComponent):
         A pulse: send 3 Replay Requests.
     good : Out(1)
         A pulse per flit with a good CRC (for the link states).
+    replay_limit : In(REPLAY_LIMIT_BITS)
+        Rx_replay_limit in flit times (:data:`~rtl.dl.layout.REPLAY_LIMIT_DEFAULT`).
     counts : Out(rx_counts)
         Counters by :class:`~rtl.dl.layout.RxCount`.
     """
@@ -86,6 +89,7 @@ class LlrRx(ConfiguredComponent):
             "rx_seq": Out(SEQ_BITS, init=SEQ_MODULUS),
             "request": Out(1),
             "good": Out(1),
+            "replay_limit": In(REPLAY_LIMIT_BITS),
             "counts": Out(rx_counts),
         })
 
@@ -116,7 +120,6 @@ class LlrRx(ConfiguredComponent):
     def _decide(self, m, arrive):
         """The rules for the flit at the first beat, acting when it ``arrive``-s; returns
         whether it is taken (a payload flit accepted), valid whenever one is present."""
-        cfg = self._config
         bad = Signal(range(_BAD_CRC_MAX + 1), name="rx_bad_crc_count")
         unexpected = Signal(range(_UNEXPECTED_MAX + 1), name="rx_unexpected_count")
         ambiguous = Signal(name="rx_ambiguous")
@@ -141,7 +144,7 @@ class LlrRx(ConfiguredComponent):
         accept = arrive & fine & eligible & expected
         first_miss = arrive & fine & eligible & ~expected & ~replay
         missed = arrive & ~accept & replay              # a flit not taken while replaying
-        again = missed & (unexpected + 1 >= cfg.replay_limit)
+        again = missed & (unexpected + 1 >= self.replay_limit)
         m.d.comb += [
             self.request.eq(first_miss | again),
             self.good.eq(arrive & crc_ok),

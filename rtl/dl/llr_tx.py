@@ -8,6 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
 from .layout import (
+    ACK_TIMEOUT_BITS,
+    ACK_TIMEOUT_DEFAULT,
     BEAT_BITS,
     BEAT_BYTES,
     BEATS_PER_FLIT,
@@ -97,6 +99,9 @@ class LlrTx(ConfiguredComponent):
         The local receiver wants a replay: send 3 Replay Requests.
     mode : In(LinkMode)
         What may be sent; sampled at each flit's first beat.
+    ack_timeout : In(ACK_TIMEOUT_BITS)
+        Tx_ack_time_out in flit times (:data:`~rtl.dl.layout.ACK_TIMEOUT_DEFAULT`: 1 ms); taken
+        when the timer is rearmed; 0 counts as 1.
     timeout : Out(1)
         A pulse when the ack timer runs out.
     nop : Out(1)
@@ -117,6 +122,7 @@ class LlrTx(ConfiguredComponent):
             "rx_seq": In(SEQ_BITS),
             "request": In(1),
             "mode": In(LinkMode),
+            "ack_timeout": In(ACK_TIMEOUT_BITS),
             "timeout": Out(1),
             "nop": Out(1),
             "unacked": Out(range(MAX_UNACKED + 1)),
@@ -286,16 +292,15 @@ class LlrTx(ConfiguredComponent):
     def _timer(self, m, st, flit_done):
         """Tx_ack_counter [§6.6.6.8]: counts down per flit time while flits are unacknowledged
         and the link is Up, rearmed by an Ack that frees flits (or when none is left)."""
-        cfg = self._config
-        left = Signal(range(cfg.ack_timeout + 1), init=cfg.ack_timeout)
+        left = Signal(ACK_TIMEOUT_BITS, init=ACK_TIMEOUT_DEFAULT)
         waiting = (st.unacked != 0) & (self.mode == LinkMode.UP)
-        m.d.comb += self.timeout.eq(flit_done & waiting & (left == 1))
+        m.d.comb += self.timeout.eq(flit_done & waiting & (left <= 1))
         with m.If(st.acked | (st.unacked == 0)):
-            m.d.sync += left.eq(cfg.ack_timeout)
+            m.d.sync += left.eq(self.ack_timeout)
         with m.Elif(flit_done & waiting & (left != 0)):
             m.d.sync += left.eq(left - 1)
         with m.If(self.timeout):
-            m.d.sync += left.eq(cfg.ack_timeout)
+            m.d.sync += left.eq(self.ack_timeout)
 
     def _count(self, m, st, flit_done, now):
         c = self.counts
