@@ -54,7 +54,9 @@ class UalinkDl(ConfiguredComponent):
     received with a good CRC; back to IDLE on an ack timeout or ``retrain`` [ours: a PHY
     retrain, or a higher layer taking the link down], and from there to NOP again while
     ``enable``. The replay state is kept through IDLE and NOP [ours], so flits lost while the
-    link was down are replayed when it is UP again: nothing is lost.
+    link was down are replayed when it is UP again: nothing is lost. Entering NOP makes the
+    receiver trust only Explicit flits until one is taken (Rx_ambiguous) [ours], since flits
+    lost while the link was down never showed as bad CRCs.
 
     Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 35 clocks
     (its DL flit's 10 beats, the CRC's 11, registers), and out of ``tl_out`` about 25 clocks
@@ -142,7 +144,7 @@ class UalinkDl(ConfiguredComponent):
         nops = Signal(range(cfg.nop_flits + 1))
         received = Signal(range(_UP_RECEIVED + 1))
         state = self.state
-        m.d.comb += tx.mode.eq(LinkMode.IDLE)
+        m.d.comb += [tx.mode.eq(LinkMode.IDLE), rx.resync.eq(0)]
         with m.If(state == DlState.NOP):
             m.d.comb += tx.mode.eq(LinkMode.NOP)
         with m.If(state == DlState.UP):
@@ -154,6 +156,7 @@ class UalinkDl(ConfiguredComponent):
                 m.d.sync += [nops.eq(0), received.eq(0)]
                 with m.If(self.enable & ~self.retrain):
                     m.d.sync += state.eq(DlState.NOP)
+                    m.d.comb += rx.resync.eq(1)
             with m.Case(DlState.NOP):
                 with m.If(tx.nop & (nops != cfg.nop_flits)):
                     m.d.sync += nops.eq(nops + 1)

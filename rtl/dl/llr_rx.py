@@ -74,7 +74,12 @@ class LlrRx(ConfiguredComponent):
     good : Out(1)
         A pulse per flit with a good CRC (for the link states).
     replay_limit : In(REPLAY_LIMIT_BITS)
-        Rx_replay_limit in flit times (:data:`~rtl.dl.layout.REPLAY_LIMIT_DEFAULT`).
+        Rx_replay_limit in flit times (:data:`~rtl.dl.layout.REPLAY_LIMIT_DEFAULT`). It must
+        exceed the round trip: a re-request sent sooner can bring a second, stale replay,
+        whose command flits may alias as new ones when its first flit is lost.
+    resync : In(1)
+        Set Rx_ambiguous: trust only Explicit flits until one is taken [ours: the link enters
+        NOP; flits lost while it was down never showed as bad CRCs].
     counts : Out(rx_counts)
         Counters by :class:`~rtl.dl.layout.RxCount`.
     """
@@ -90,6 +95,7 @@ class LlrRx(ConfiguredComponent):
             "request": Out(1),
             "good": Out(1),
             "replay_limit": In(REPLAY_LIMIT_BITS),
+            "resync": In(1),
             "counts": Out(rx_counts),
         })
 
@@ -157,6 +163,8 @@ class LlrRx(ConfiguredComponent):
             m.d.sync += bad.eq(Mux(bad == _BAD_CRC_MAX, bad, bad + 1))
             with m.If(bad >= _BAD_CRC_MAX - 1):
                 m.d.sync += ambiguous.eq(1)
+        with m.If(self.resync):
+            m.d.sync += ambiguous.eq(1)
         with m.If(missed):
             m.d.sync += unexpected.eq(Mux(unexpected == _UNEXPECTED_MAX, unexpected,
                                           unexpected + 1))
