@@ -21,6 +21,7 @@ from amaranth.build import Attrs, Clock, Pins, Resource
 from amaranth.vendor import LatticeECP5Platform
 
 from rtl.crc import Crc32, CrcConfig
+from rtl.dl.err_link import ErrLinkConfig, ErrorLink
 from rtl.tl.layout import AddrCacheConfig, TlConfig
 from rtl.tl.rx import TlRx
 from rtl.tl.tx import TlTx
@@ -43,6 +44,7 @@ BLOCKS = [
     ("tl_rx", TlRx, TlConfig(), "abc"),
     ("tl_tx_cache", TxAddrCache, AddrCacheConfig(), "abc9"),
     ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),
+    ("dl_err_link", ErrorLink, ErrLinkConfig(), "abc9"),
 ]
 
 #: Default target frequency, MHz.
