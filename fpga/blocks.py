@@ -22,6 +22,7 @@ from amaranth.vendor import LatticeECP5Platform
 
 from rtl.crc import Crc32, CrcConfig
 from rtl.dl.dl import UalinkDl
+from rtl.dl.err_link import ErrLinkConfig, ErrorLink
 from rtl.dl.layout import DlConfig
 from rtl.tl.layout import AddrCacheConfig, TlConfig
 from rtl.tl.rx import TlRx
@@ -46,6 +47,7 @@ BLOCKS = [
     ("tl_tx_cache", TxAddrCache, AddrCacheConfig(), "abc9"),
     ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),
     ("dl", UalinkDl, DlConfig(), "abc"),
+    ("dl_err_link", ErrorLink, ErrLinkConfig(), "abc9"),
 ]
 
 #: Default target frequency, MHz.
