@@ -37,27 +37,24 @@ def flit_data(number):
 
 
 class FlitSource(wiring.Component):
-    """TL flits numbered 0, 1, 2, ... (:func:`flit_data`), offered while ``enable`` and fewer
-    than ``limit`` are sent (0: no limit).
+    """TL flits numbered 0, 1, 2, ... (:func:`flit_data`), offered while ``enable``.
 
     Members
     -------
     o : Out(flit_stream())
     enable : In(1)
-    limit : In(32)
     sent : Out(32)
         Flits taken.
     """
 
     def __init__(self):
-        super().__init__({"o": Out(flit_stream()), "enable": In(1), "limit": In(32),
-                          "sent": Out(32)})
+        super().__init__({"o": Out(flit_stream()), "enable": In(1), "sent": Out(32)})
 
     def elaborate(self, platform):
         m = Module()
         data, msg = flit_data(self.sent)
         m.d.comb += [
-            self.o.valid.eq(self.enable & ((self.limit == 0) | (self.sent < self.limit))),
+            self.o.valid.eq(self.enable),
             self.o.p.data.eq(data),
             self.o.p.msg.eq(msg),
         ]

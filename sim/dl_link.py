@@ -1,0 +1,122 @@
+"""Two UALink DL ends over error-injecting links, with TL flit traffic in hardware: the top of
+the DL link test and benchmark, fast enough for millions of DL flits."""
+
+import dataclasses
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from rtl.dl.err_link import ErrLinkConfig, ErrorLink, counters_layout
+
+from rtl.config import BlockConfig
+from rtl.dl.dl import DlState, UalinkDl
+from rtl.dl.layout import ACK_TIMEOUT_BITS, REPLAY_LIMIT_BITS, DlConfig, rx_counts, tx_counts
+from rtl.model import err_link as err_model
+
+from .flit_traffic import FlitCheck, FlitSource
+
+__all__ = ["DlLink", "DlLinkConfig"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DlLinkConfig(BlockConfig):
+    """The DL ends' TxReplay depth and the error links' largest delay (clocks) and burst."""
+    replay_depth: int = 32
+    max_delay: int = 256
+    max_burst_length: int = 1024
+
+    @property
+    def dl(self):
+        return DlConfig(replay_depth=self.replay_depth)
+
+    @property
+    def link(self):
+        return ErrLinkConfig(max_delay=self.max_delay, max_burst_length=self.max_burst_length)
+
+#: The error link's controls, driven alike in both directions (each has its own ``seed``).
+_LINK_CONTROLS = ("enable", "ber_threshold", "burst_threshold", "burst_length",
+                  "drop_threshold", "delay")
+
+
+class DlLink(wiring.Component):
+    """Ends ``a`` and ``b`` (:class:`~rtl.dl.dl.UalinkDl`), ``a``'s flits to ``b`` through one
+    :class:`~rtl.dl.err_link.ErrorLink` and ``b``'s to ``a`` through another. Each end sends
+    numbered TL flits (:class:`~sim.flit_traffic.FlitSource`) and the other end checks them
+    (:class:`~sim.flit_traffic.FlitCheck`).
+
+    Members
+    -------
+    enable, retrain : In(1)
+        Both ends' link control.
+    ack_timeout, replay_limit : In
+        Both ends' replay registers.
+    traffic : In(1)
+        Both sources offer flits.
+    link_enable, ber_threshold, burst_threshold, burst_length, drop_threshold, delay : In
+        Both error links' controls (``link_enable`` is their ``enable``).
+    seed_ab, seed_ba : In(64)
+        Each error link's seed (loaded at reset).
+    a_sent, b_sent, a_good, a_bad, b_good, b_bad : Out(32)
+        TL flits each end sent, and those it received in order (``good``) or not (``bad``).
+    a_state, b_state : Out(DlState)
+    a_tx, a_rx, b_tx, b_rx : Out
+        Each end's replay counters.
+    ab_counters, ba_counters : Out(counters_layout)
+        Each error link's counters.
+    a_unacked, b_unacked : Out(8)
+    """
+
+    def __init__(self, config):
+        self._dl, self._link = config.dl, config.link
+        link_config = config.link
+        members = {
+            "enable": In(1), "retrain": In(1), "traffic": In(1),
+            "ack_timeout": In(ACK_TIMEOUT_BITS), "replay_limit": In(REPLAY_LIMIT_BITS),
+            "link_enable": In(1),
+            "ber_threshold": In(err_model.THRESHOLD_BITS),
+            "burst_threshold": In(err_model.THRESHOLD_BITS),
+            "burst_length": In(range(link_config.max_burst_length + 1)),
+            "drop_threshold": In(err_model.THRESHOLD_BITS),
+            "delay": In(range(link_config.max_delay + 1)),
+            "seed_ab": In(64), "seed_ba": In(64),
+        }
+        for end in "ab":
+            members.update({f"{end}_sent": Out(32), f"{end}_good": Out(32),
+                            f"{end}_bad": Out(32), f"{end}_state": Out(DlState),
+                            f"{end}_tx": Out(tx_counts), f"{end}_rx": Out(rx_counts),
+                            f"{end}_unacked": Out(8)})
+        members.update({"ab_counters": Out(counters_layout), "ba_counters": Out(counters_layout)})
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        ends = {end: UalinkDl(self._dl) for end in "ab"}
+        links = {name: ErrorLink(self._link) for name in ("ab", "ba")}
+        for end, dl in ends.items():
+            m.submodules[end] = dl
+            m.submodules[f"{end}_source"] = source = FlitSource()
+            m.submodules[f"{end}_check"] = check = FlitCheck()
+            wiring.connect(m, source.o, dl.tl_in)
+            wiring.connect(m, dl.tl_out, check.i)           # what ``end`` receives, checked
+            m.d.comb += [
+                dl.enable.eq(self.enable), dl.retrain.eq(self.retrain), dl.fault.eq(0),
+                dl.ack_timeout.eq(self.ack_timeout), dl.replay_limit.eq(self.replay_limit),
+                source.enable.eq(self.traffic),
+                getattr(self, f"{end}_sent").eq(source.sent),
+                getattr(self, f"{end}_state").eq(dl.state),
+                getattr(self, f"{end}_tx").eq(dl.tx_counts),
+                getattr(self, f"{end}_rx").eq(dl.rx_counts),
+                getattr(self, f"{end}_unacked").eq(dl.unacked),
+                getattr(self, f"{end}_good").eq(check.good),
+                getattr(self, f"{end}_bad").eq(check.bad),
+            ]
+        for name, link in links.items():
+            m.submodules[name] = link
+            wiring.connect(m, ends[name[0]].phy_out, link.i)
+            wiring.connect(m, link.o, ends[name[1]].phy_in)
+            m.d.comb += [getattr(link, control).eq(getattr(self, control))
+                         for control in _LINK_CONTROLS if control != "enable"]
+            m.d.comb += [link.enable.eq(self.link_enable), link.reseed.eq(0),
+                         link.seed.eq(getattr(self, f"seed_{name}")),
+                         getattr(self, f"{name}_counters").eq(link.counters)]
+        return m
