@@ -13,6 +13,12 @@ TL unpacker's latency from the flit that completes an item to the item valid on 
 cache's hit rate and the packer's efficiency with the cache off and on (4 ways x 1024 rows).
 The 256-byte WriteFull stream must reach the spec's 1280/1344 = 95.24 % [UALink 1.0 §5.4]
 with the cache on (less makes the run fail).
+
+``dl``: two UALink DL ends over the error-injecting links at full load both ways: the round trip
+in DL flits (measured without errors), goodput (TL flits delivered in order / the link's TL
+capacity of 9.8125 per DL flit) against the bit error rate next to the go-back-N bound
+(1 - q) / (1 + (m - 1) q), a long run at BER 1e-6, and a plot (``dl.png``). ``BENCH_CLOCKS``
+and ``BENCH_LONG_FLITS`` shorten it.
 """
 
 import json
@@ -110,11 +116,55 @@ def bench_addrcache(out):
     return wrong
 
 
+def bench_dl(out):
+    from sim.dl_link import DlLink, DlLinkConfig
+    config = DlLinkConfig(replay_depth=32, max_delay=64, max_burst_length=16384)
+    harness.run(DlLink(config), config, toplevel="dl_link", test_module="sim.dl_bench",
+                run_name="bench", extra_env={"BENCH_OUT": str(out)}, seed_value=1)
+    result = json.loads(out.read_text())
+    print(f"\nUALink DL, two ends over error links ({out.relative_to(toolchain.REPO)})")
+    print(f"  round trip {result['round_trip_flits']} DL flits; goodput without errors "
+          f"{result['clean_goodput']:.2%}; DL efficiency {result['dl_efficiency']:.2%}")
+    print(f"  {'BER':>7} {'q':>8} {'goodput a':>9} {'goodput b':>9} {'bound':>7} {'ratio':>6}")
+    for row in result["rows"]:
+        print(f"  {row['ber']:>7.0e} {row['q']:>8.2e} {row['goodput_a']:>9.2%} "
+              f"{row['goodput_b']:>9.2%} {row['bound']:>7.2%} {row['ratio']:>6.2f}")
+    long = result["long_run"]
+    print(f"  long run, BER {long['ber']:.0e}: {long['dl_flits']} DL flits each way, "
+          f"{long['tl_flits_a_to_b'] + long['tl_flits_b_to_a']} TL flits, {long['bad']} lost,"
+          f" repeated or reordered, {long['bad_crc']} bad CRCs, {long['replayed']} replayed")
+    _plot_dl(result, out.with_suffix(".png"))
+    return [] if long["bad"] == 0 else [f"DL long run: {long['bad']} TL flits wrong"]
+
+
+def _plot_dl(result, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    from sim.dl_link_env import bound
+    rows = result["rows"]
+    bers = [row["ber"] for row in rows]
+    fine = [10 ** (k / 10) for k in range(-80, -39)]
+    figure, axes = pyplot.subplots(figsize=(6, 4))
+    axes.semilogx(fine, [bound(b, result["round_trip_flits"]) for b in fine],
+                  label=f"go-back-N bound, m = {result['round_trip_flits']}")
+    axes.semilogx(bers, [row["goodput_a"] for row in rows], "o", label="measured, a to b")
+    axes.semilogx(bers, [row["goodput_b"] for row in rows], "x", label="measured, b to a")
+    axes.set_xlabel("bit error rate")
+    axes.set_ylabel("goodput (of the TL capacity)")
+    axes.set_title("UALink DL link-level replay")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
 def main():
     out = toolchain.BUILD / "bench"
     out.mkdir(parents=True, exist_ok=True)
     wrong = (bench_crc(out / "crc.json") + bench_tl(out / "tl.json")
-             + bench_addrcache(out / "addrcache.json"))
+             + bench_addrcache(out / "addrcache.json") + bench_dl(out / "dl.json"))
     for line in wrong:
         print(f"FAILED: a figure misses its documented value or target: {line}")
     return 1 if wrong else 0

@@ -12,7 +12,7 @@ from rtl.model import err_link as err_model
 from .streams import reset
 
 __all__ = ["TL_PER_CLOCK", "ber_threshold", "bound", "counts", "drain", "flit_error_rate",
-           "measure", "start"]
+           "measure", "start", "start_end"]
 
 #: The link's TL capacity: 157 sectors of 16 per DL flit of 10 clocks [§6.3.1].
 TL_PER_CLOCK = PAYLOAD_SECTORS / TL_FLIT_SECTORS / BEATS_PER_FLIT
@@ -34,6 +34,18 @@ def bound(ber, m):
 
 def ber_threshold(ber):
     return err_model.ber_threshold(ber)
+
+
+async def start_end(dut, *, ack_timeout, replay_limit):
+    """One :class:`~rtl.dl.dl.UalinkDl` alone: clock, link control enabled, the replay
+    registers, reset."""
+    Clock(dut.clk, 10, unit="ns").start()
+    dut.fault.value = 0
+    dut.enable.value = 1
+    dut.retrain.value = 0
+    dut.ack_timeout.value = ack_timeout
+    dut.replay_limit.value = replay_limit
+    await reset(dut)
 
 
 async def start(dut, *, delay, seed, ack_timeout=40_000, replay_limit=50):

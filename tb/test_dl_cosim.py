@@ -15,7 +15,6 @@ import random
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from rtl.dl.dl import DlState, UalinkDl
@@ -34,7 +33,8 @@ from rtl.dl.layout import (
 from rtl.model import dl_flit, dl_llr
 from rtl.tl.layout import HALF_BITS, flit_layout
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
+from sim.dl_link_env import start_end
+from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 #: Flit times each way through the channel.
 _DELAY = 3
@@ -165,13 +165,7 @@ async def _exchange(dut, rng, n, errors):
 
 
 async def _start(dut):
-    Clock(dut.clk, 10, unit="ns").start()
-    dut.fault.value = 0
-    dut.enable.value = 1
-    dut.retrain.value = 0
-    dut.ack_timeout.value = _ACK_TIMEOUT
-    dut.replay_limit.value = _REPLAY_LIMIT
-    await reset(dut)
+    await start_end(dut, ack_timeout=_ACK_TIMEOUT, replay_limit=_REPLAY_LIMIT)
 
 
 @cocotb.test(timeout_time=20, timeout_unit="ms")

@@ -11,14 +11,14 @@ import random
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from rtl.dl.dl import DlState, UalinkDl
 from rtl.dl.layout import BEAT_BITS, DlConfig, RxCount, TxCount, rx_counts, tx_counts
 from rtl.tl.layout import HALF_BITS, flit_layout
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
+from sim.dl_link_env import start_end
+from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 #: The channel's delay, clocks: with the DL's own latency, a round trip of about 8 DL flits.
 _DELAY = 30
@@ -88,13 +88,7 @@ _REPLAY_LIMIT = 40
 
 
 async def _start(dut):
-    Clock(dut.clk, 10, unit="ns").start()
-    dut.fault.value = 0
-    dut.enable.value = 1
-    dut.retrain.value = 0
-    dut.ack_timeout.value = _ACK_TIMEOUT
-    dut.replay_limit.value = _REPLAY_LIMIT
-    await reset(dut)
+    await start_end(dut, ack_timeout=_ACK_TIMEOUT, replay_limit=_REPLAY_LIMIT)
 
 
 def _log_counts(dut, stats):
