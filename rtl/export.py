@@ -17,6 +17,8 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In
 
 from .crc import Crc32, CrcConfig
+from .dl.dl import UalinkDl
+from .dl.layout import DlConfig
 from .tl.endpoint import TlEndpoint
 from .tl.layout import TlConfig
 
@@ -27,6 +29,7 @@ TOPS = {
     "crc32_d64": (Crc32, CrcConfig(data_width=64, pipeline=1)),
     "crc32_d512": (Crc32, CrcConfig(data_width=512, pipeline=2)),
     "ualink_tl": (TlEndpoint, TlConfig()),
+    "ualink_dl": (UalinkDl, DlConfig()),
 }
 
 
