@@ -215,7 +215,9 @@ class LlrTx(ConfiguredComponent):
         explicit = Signal(explicit_header)
         command = Signal(command_header)
         header = Signal(FH_BYTES * 8)
-        first_replay = st.first_replay & replayed
+        # A Replay Request taken while this flit was under way restarts the replay: this flit
+        # neither is its first nor moves it on [ours].
+        first_replay = st.first_replay & replayed & ~st.restarted
         due = first_replay | (count == 0)
         ask = ~due & (st.requests != 0)
         ask_seq = Mux(st.requests == REPLAY_REQUEST_COPIES, seq_next(self.rx_seq),
@@ -239,7 +241,7 @@ class LlrTx(ConfiguredComponent):
                 m.d.sync += [st.requests.eq(st.requests - 1), st.request_seq.eq(ask_seq)]
             with m.If((now == _Source.NEW) & packed):
                 m.d.sync += st.last_seq.eq(flit_seq)
-            with m.If(replayed):
+            with m.If(replayed & ~st.restarted):
                 m.d.sync += st.replay_seq.eq(seq_next(seq))
         with m.If(self.request):                    # after the ask above: a new request wins
             m.d.sync += st.requests.eq(REPLAY_REQUEST_COPIES)
@@ -284,9 +286,11 @@ class LlrTx(ConfiguredComponent):
             m.d.sync += [st.last_ack.eq(a), st.head.eq(_wrap(st.head + freed, cfg.replay_depth))]
         with m.If(started & st.replay_done):
             m.d.sync += st.replay.eq(0)
+        with m.If(started):
+            m.d.sync += st.restarted.eq(0)
         with m.If(ask_ok):
             m.d.sync += [st.replay.eq(1), st.first_replay.eq(1), st.ignore.eq(REPLAY_IGNORE),
-                         st.replay_seq.eq(a)]
+                         st.replay_seq.eq(a), st.restarted.eq(1)]
         st.asked_replay = ask_ok
 
     def _timer(self, m, st, flit_done):
@@ -333,6 +337,7 @@ class _State:
         self.replay = Signal(name="tx_replay")
         self.first_replay = Signal(name="tx_first_replay")
         self.replay_seq = Signal(SEQ_BITS, name="replay_seq")       # the next flit to replay
+        self.restarted = Signal(name="replay_restarted")    # a request came during this flit
         self.explicit = Signal(range(EXPLICIT_EVERY + 1), init=EXPLICIT_EVERY,
                                name="tx_explicit_count")
         self.requests = Signal(range(REPLAY_REQUEST_COPIES + 1), name="tx_replay_req_count")
