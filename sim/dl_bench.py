@@ -13,6 +13,9 @@ from sim.dl_link_env import ber_threshold, bound, drain, flit_error_rate, measur
 
 #: One-way delay of the error links, clocks.
 DELAY = 60
+#: Rx_replay_limit, flit times: above the round trip (21 DL flits here), so that a Replay
+#: Request is repeated only once the replay it asked for had time to come.
+REPLAY_LIMIT = int(os.environ.get("BENCH_REPLAY_LIMIT", "40"))
 #: Bit error rates swept, and clocks measured at each.
 BERS = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
 CLOCKS = int(os.environ.get("BENCH_CLOCKS", "200000"))
@@ -21,7 +24,7 @@ LONG_FLITS = int(os.environ.get("BENCH_LONG_FLITS", "1000000"))
 
 
 async def _point(dut, ber, seed):
-    await start(dut, delay=DELAY, seed=seed, replay_limit=80)
+    await start(dut, delay=DELAY, seed=seed, replay_limit=REPLAY_LIMIT)
     dut.link_enable.value = 1
     dut.ber_threshold.value = _threshold(ber)
     delta, goodput = await measure(dut, CLOCKS)
@@ -47,7 +50,7 @@ async def bench(dut):
                      "ratio": min(goodput.values()) / eta,
                      "replayed": delta["a_tx_replayed"] + delta["b_tx_replayed"],
                      "bad_crc": delta["a_rx_bad_crc"] + delta["b_rx_bad_crc"]})
-    await start(dut, delay=DELAY, seed=99, replay_limit=80)
+    await start(dut, delay=DELAY, seed=99, replay_limit=REPLAY_LIMIT)
     dut.link_enable.value = 1
     dut.ber_threshold.value = _threshold(1e-6)
     delta, goodput = await measure(dut, LONG_FLITS * 10)
@@ -58,5 +61,6 @@ async def bench(dut):
             "bad_crc": final["a_rx_bad_crc"] + final["b_rx_bad_crc"],
             "replayed": final["a_tx_replayed"] + final["b_tx_replayed"]}
     Path(os.environ["BENCH_OUT"]).write_text(json.dumps(
-        {"round_trip_flits": m, "delay_clocks": DELAY, "clean_goodput": clean,
+        {"round_trip_flits": m, "delay_clocks": DELAY, "replay_limit": REPLAY_LIMIT,
+         "clean_goodput": clean,
          "dl_efficiency": 628 / 640, "rows": rows, "long_run": long}, indent=2))
