@@ -29,17 +29,25 @@ from rtl.tl.layout import TlConfig
 from rtl.tl.rx import TlRx
 from rtl.tl.tx import TlTx
 from sim import harness, toolchain
+from sim.dl_link import DL_LINK, DlLink
+from sim.dl_link_env import bound
 
 CRC_CONFIGS = (CrcConfig(data_width=64, pipeline=1), CrcConfig(data_width=512, pipeline=2))
+
+
+def _run(component, config, toplevel, module, out):
+    """Run the cocotb benchmark ``module`` on ``component``; returns the JSON it wrote to
+    ``out``."""
+    harness.run(component, config, toplevel=toplevel, test_module=module, run_name="bench",
+                extra_env={"BENCH_OUT": str(out)}, seed_value=1)
+    return json.loads(out.read_text())
 
 
 def bench_crc(out):
     results = []
     for config in CRC_CONFIGS:
         part = out.with_name(f"crc-{config.slug()}.json")
-        harness.run(Crc32(config), config, toplevel="crc32", test_module="sim.crc_bench",
-                    run_name="bench", extra_env={"BENCH_OUT": str(part)}, seed_value=1)
-        results.append(json.loads(part.read_text()))
+        results.append(_run(Crc32(config), config, "crc32", "sim.crc_bench", part))
         part.unlink()
     out.write_text(json.dumps(results, indent=2))
     print(f"\nCRC-32 engine ({out.relative_to(toolchain.REPO)})")
@@ -65,13 +73,10 @@ def bench_crc(out):
 
 def bench_tl(out):
     config = TlConfig()
-    harness.run(TlTx(config), config, toplevel="tl_tx", test_module="sim.tl_bench",
-                run_name="bench", extra_env={"BENCH_OUT": str(out)}, seed_value=1)
-    result = json.loads(out.read_text())
+    result = _run(TlTx(config), config, "tl_tx", "sim.tl_bench", out)
     rx_out = out.with_name("tl-rx.json")
-    harness.run(TlRx(config), config, toplevel="tl_rx", test_module="sim.tl_rx_bench",
-                run_name="bench", extra_env={"BENCH_OUT": str(rx_out)}, seed_value=1)
-    result["rx_latency"] = json.loads(rx_out.read_text())["rows"]
+    result["rx_latency"] = _run(TlRx(config), config, "tl_rx", "sim.tl_rx_bench",
+                                rx_out)["rows"]
     rx_out.unlink()
     out.write_text(json.dumps(result, indent=2))
     print(f"\nUALink TL packer ({out.relative_to(toolchain.REPO)})")
@@ -94,9 +99,7 @@ WRITEFULL_TARGET = 0.952
 
 def bench_addrcache(out):
     config = TlConfig(cache_ways=4, cache_rows=1024, cache_rx_index="DSTACCID")
-    harness.run(TlTx(config), config, toplevel="tl_tx", test_module="sim.addrcache_bench",
-                run_name="bench", extra_env={"BENCH_OUT": str(out)}, seed_value=1)
-    result = json.loads(out.read_text())
+    result = _run(TlTx(config), config, "tl_tx", "sim.addrcache_bench", out)
     print(f"\nUALink TL address cache, 4 ways x 1024 rows ({out.relative_to(toolchain.REPO)})")
     print(f"  {'pattern':<22} {'off':>7} {'on':>7} {'hit rate':>8} {'compressed':>10}"
           f" {'backoffs':>8}")
@@ -117,11 +120,7 @@ def bench_addrcache(out):
 
 
 def bench_dl(out):
-    from sim.dl_link import DlLink, DlLinkConfig
-    config = DlLinkConfig(replay_depth=32, max_delay=64, max_burst_length=16384)
-    harness.run(DlLink(config), config, toplevel="dl_link", test_module="sim.dl_bench",
-                run_name="bench", extra_env={"BENCH_OUT": str(out)}, seed_value=1)
-    result = json.loads(out.read_text())
+    result = _run(DlLink(DL_LINK), DL_LINK, "dl_link", "sim.dl_bench", out)
     print(f"\nUALink DL, two ends over error links ({out.relative_to(toolchain.REPO)})")
     print(f"  round trip {result['round_trip_flits']} DL flits; goodput without errors "
           f"{result['clean_goodput']:.2%}; DL efficiency {result['dl_efficiency']:.2%}")
@@ -141,8 +140,6 @@ def _plot_dl(result, path):
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib import pyplot
-
-    from sim.dl_link_env import bound
     rows = result["rows"]
     bers = [row["ber"] for row in rows]
     fine = [10 ** (k / 10) for k in range(-80, -39)]

@@ -26,14 +26,10 @@ LONG_FLITS = int(os.environ.get("BENCH_LONG_FLITS", "1000000"))
 async def _point(dut, ber, seed):
     await start(dut, delay=DELAY, seed=seed, replay_limit=REPLAY_LIMIT)
     dut.link_enable.value = 1
-    dut.ber_threshold.value = _threshold(ber)
+    dut.ber_threshold.value = ber_threshold(ber)
     delta, goodput = await measure(dut, CLOCKS)
     final = await drain(dut)
     return delta, goodput, final
-
-
-def _threshold(ber):
-    return ber_threshold(ber) if ber else 0
 
 
 @cocotb.test()
@@ -52,7 +48,7 @@ async def bench(dut):
                      "bad_crc": delta["a_rx_bad_crc"] + delta["b_rx_bad_crc"]})
     await start(dut, delay=DELAY, seed=99, replay_limit=REPLAY_LIMIT)
     dut.link_enable.value = 1
-    dut.ber_threshold.value = _threshold(1e-6)
+    dut.ber_threshold.value = ber_threshold(1e-6)
     delta, goodput = await measure(dut, LONG_FLITS * 10)
     final = await drain(dut)
     long = {"ber": 1e-6, "dl_flits": LONG_FLITS, "goodput_a": goodput["a"],

@@ -6,16 +6,16 @@ import dataclasses
 from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-from rtl.dl.err_link import ErrLinkConfig, ErrorLink, counters_layout
 
 from rtl.config import BlockConfig
 from rtl.dl.dl import DlState, UalinkDl
+from rtl.dl.err_link import ErrLinkConfig, ErrorLink, counters_layout
 from rtl.dl.layout import ACK_TIMEOUT_BITS, REPLAY_LIMIT_BITS, DlConfig, rx_counts, tx_counts
 from rtl.model import err_link as err_model
 
 from .flit_traffic import FlitCheck, FlitSource
 
-__all__ = ["DlLink", "DlLinkConfig"]
+__all__ = ["DL_LINK", "DlLink", "DlLinkConfig"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +32,11 @@ class DlLinkConfig(BlockConfig):
     @property
     def link(self):
         return ErrLinkConfig(max_delay=self.max_delay, max_burst_length=self.max_burst_length)
+
+
+#: The one configuration the DL link test and benchmark share (one Verilator build): TxReplay
+#: of 32 flits, delays up to 64 clocks, bursts up to 16384 bits (3 DL flits).
+DL_LINK = DlLinkConfig(replay_depth=32, max_delay=64, max_burst_length=16384)
 
 #: The error link's controls, driven alike in both directions (each has its own ``seed``).
 _LINK_CONTROLS = ("enable", "ber_threshold", "burst_threshold", "burst_length",

@@ -6,13 +6,21 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
 from rtl.dl.dl import DlState
-from rtl.dl.layout import BEATS_PER_FLIT, PAYLOAD_SECTORS, TL_FLIT_SECTORS, RxCount, TxCount
+from rtl.dl.layout import (
+    BEATS_PER_FLIT,
+    PAYLOAD_SECTORS,
+    TL_FLIT_SECTORS,
+    RxCount,
+    TxCount,
+    rx_counts,
+    tx_counts,
+)
 from rtl.model import err_link as err_model
 
 from .streams import reset
 
 __all__ = ["TL_PER_CLOCK", "ber_threshold", "bound", "counts", "drain", "flit_error_rate",
-           "measure", "start", "start_end"]
+           "measure", "start"]
 
 #: The link's TL capacity: 157 sectors of 16 per DL flit of 10 clocks [§6.3.1].
 TL_PER_CLOCK = PAYLOAD_SECTORS / TL_FLIT_SECTORS / BEATS_PER_FLIT
@@ -34,18 +42,6 @@ def bound(ber, m):
 
 def ber_threshold(ber):
     return err_model.ber_threshold(ber)
-
-
-async def start_end(dut, *, ack_timeout, replay_limit):
-    """One :class:`~rtl.dl.dl.UalinkDl` alone: clock, link control enabled, the replay
-    registers, reset."""
-    Clock(dut.clk, 10, unit="ns").start()
-    dut.fault.value = 0
-    dut.enable.value = 1
-    dut.retrain.value = 0
-    dut.ack_timeout.value = ack_timeout
-    dut.replay_limit.value = replay_limit
-    await reset(dut)
 
 
 async def start(dut, *, delay, seed, ack_timeout=40_000, replay_limit=50):
@@ -80,11 +76,9 @@ def counts(dut):
     for end in "ab":
         for name in ("sent", "good", "bad", "unacked"):
             out[f"{end}_{name}"] = int(getattr(dut, f"{end}_{name}").value)
-        tx, rx = (int(getattr(dut, f"{end}_{side}").value) for side in ("tx", "rx"))
-        for kind in TxCount:
-            out[f"{end}_tx_{kind.name.lower()}"] = tx >> (32 * kind) & 0xFFFF_FFFF
-        for kind in RxCount:
-            out[f"{end}_rx_{kind.name.lower()}"] = rx >> (32 * kind) & 0xFFFF_FFFF
+        for side, layout, kinds in (("tx", tx_counts, TxCount), ("rx", rx_counts, RxCount)):
+            view = layout.from_bits(int(getattr(dut, f"{end}_{side}").value))
+            out.update({f"{end}_{side}_{kind.name.lower()}": int(view[kind]) for kind in kinds})
     return out
 
 

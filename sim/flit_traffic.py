@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.tl.layout import HALF_BITS, flit_stream
 
-__all__ = ["FlitCheck", "FlitSource", "flit_data", "flit_value"]
+__all__ = ["FlitCheck", "FlitSource", "flit_data"]
 
 #: Words of the 512-bit TL flit the number is spread over.
 _WORDS = 2 * HALF_BITS // 32
@@ -18,20 +18,11 @@ def _word(k):
     return (0x9E3779B9 * (k + 1)) & 0xFFFF_FFFF
 
 
-def flit_value(number):
-    """TL flit ``number`` as ``(data, msg)`` integers: word ``k`` of the 512 bits is the 32-bit
-    ``number`` rotated left by ``k`` and XORed with a constant; the message bits are its low 2
-    bits. Every sector differs, so a flit taken from the wrong place or twice does not
-    match."""
-    data = 0
-    for k in range(_WORDS):
-        rotated = ((number << k) | (number >> (32 - k))) & 0xFFFF_FFFF if k else number
-        data |= (rotated ^ _word(k)) << (32 * k)
-    return data, number & 3
-
-
 def flit_data(number):
-    """:func:`flit_value` of a 32-bit Amaranth value (wiring only, no arithmetic)."""
+    """TL flit ``number`` (a 32-bit Amaranth value) as ``(data, msg)``: word ``k`` of the 512
+    bits is ``number`` rotated left by ``k`` and XORed with a constant; the message bits are its
+    low 2 bits. Every sector differs, so a flit taken from the wrong place or twice does not
+    match. Wiring only, no arithmetic."""
     data = Cat(*((number.rotate_left(k) ^ _word(k)) for k in range(_WORDS)))
     return data, number[:2]
 

@@ -21,7 +21,6 @@ from rtl.config import BlockConfig
 from rtl.dl.layout import (
     BEAT_BYTES,
     BEATS_PER_FLIT,
-    DL_FLIT_BYTES,
     FH_BYTES,
     FH_OFFSET,
     SEGMENTS,
@@ -33,17 +32,15 @@ from rtl.dl.layout import (
 from rtl.dl.rx_unpack import DlUnpack
 from rtl.dl.tx_pack import DlPack
 from rtl.model import dl_flit as model
-from rtl.tl.layout import HALF_BITS, flit_layout
+from rtl.tl.layout import flit_layout
 from sim import harness
+from sim.dl_env import random_tl_flits, tl_fields, tl_value
 from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
 
 #: The payload bit of a flit header [Tables 6-14, 6-15].
 _PAYLOAD_BIT = 1 << 20
 
 
-def _tl_flits(rng, n):
-    return [model.TlFlit.from_int(rng.getrandbits(8 * 64), rng.getrandbits(1), rng.getrandbits(1))
-            for _ in range(n)]
 
 
 def _whole(body, payload):
@@ -69,9 +66,7 @@ async def _pack(dut, rng, tl, idle, stall):
     source.set_idle(random_pauses(rng, idle))
     sink.set_backpressure(random_pauses(rng, stall))
     for flit in tl:
-        value = flit.value
-        source.send_nowait(data=[value & ((1 << HALF_BITS) - 1), value >> HALF_BITS],
-                           msg=int(flit.m0) | int(flit.m1) << 1)
+        source.send_nowait(**tl_fields(flit.value, int(flit.m0) | int(flit.m1) << 1))
     flits, beats, extra = [], [], None
     while extra is None or len(flits) < extra:
         beat = await sink.recv()
@@ -92,7 +87,7 @@ async def tx_full_load(dut):
     9.8125 TL flits per DL flit (157 in 16)."""
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
-    tl = _tl_flits(rng, 16 * 12)                    # 19.6 DL flits
+    tl = random_tl_flits(rng, 16 * 12)              # 19.6 DL flits
     got = await _pack(dut, rng, tl, 0, 0)
     # The packer forms its first beat the clock after reset, before the source drives: its
     # first decision point (sector 0) finds no TL flit, every later one finds one.
@@ -119,7 +114,7 @@ async def tx_random(dut):
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
     for idle, stall in ((0.5, 0.0), (0.2, 0.5), (0.9, 0.3), (0.05, 0.05)):
-        tl = _tl_flits(rng, 120)
+        tl = random_tl_flits(rng, 120)
         got = await _pack(dut, rng, tl, idle, stall)
         assert model.check([_whole(f, p) for f, p in got], tl) == tl, (idle, stall)
         await ClockCycles(dut.clk, 25)              # the packer runs on: NOP flits
@@ -168,8 +163,7 @@ async def _unpack(dut, rng, flits, idle, stall, expected, malformed=0):
                                                    "little"), headers=headers)
     for k, want in enumerate(expected):
         got = await sink.recv()
-        value = int(got.data[0]) | int(got.data[1]) << HALF_BITS
-        assert value == want.value, f"TL flit {k} differs"
+        assert tl_value(got) == want.value, f"TL flit {k} differs"
         assert int(got.msg) == int(want.m0) | int(want.m1) << 1, f"TL flit {k}: message bits"
     await source.wait()                             # the zero fill after the last TL flit
     await ClockCycles(dut.clk, 5)
@@ -185,7 +179,7 @@ async def rx_random(dut):
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
     for probability, idle, stall in ((1.0, 0, 0), (0.5, 0.3, 0.3), (0.2, 0, 0.6), (0.8, 0.5, 0)):
-        tl = _tl_flits(rng, 150)
+        tl = random_tl_flits(rng, 150)
         seed = rng.getrandbits(32)
         dut._log.info("model source: probability %s seed %d", probability, seed)
         flits = _model_flits(tl, model.RandomSource(tl, probability, seed))
@@ -200,7 +194,7 @@ async def rx_malformed(dut):
     out."""
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
-    tl = _tl_flits(rng, 120)                          # 12 DL flits back to back
+    tl = random_tl_flits(rng, 120)                  # 12 DL flits back to back
     flits = _model_flits(tl, model.ListSource(tl))
     bad = bytearray(flits[0])
     bad[SH_OFFSET] |= 0x01                           # DLAltSector in SH0
@@ -218,8 +212,3 @@ async def rx_malformed(dut):
 def test_dl_unpack(test):
     harness.run(DlUnpack(), _Config(), toplevel="dl_unpack", test_module="tb.test_dl_frame",
                 testcase=test)
-
-
-def test_flit_size():
-    """The logical layout fills the DL flit exactly."""
-    assert BEATS_PER_FLIT * BEAT_BYTES == DL_FLIT_BYTES

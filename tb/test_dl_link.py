@@ -15,10 +15,9 @@ import cocotb
 from cocotb.triggers import ClockCycles
 
 from sim import harness
-from sim.dl_link import DlLink, DlLinkConfig
+from sim.dl_link import DL_LINK, DlLink
 from sim.dl_link_env import ber_threshold, drain, measure, start, up
 
-CONFIG = DlLinkConfig(replay_depth=32, max_delay=64, max_burst_length=16384)
 #: Clocks each way through the error link: with the DL's own latency, a round trip of about
 #: 30 DL flits.
 DELAY = 60
@@ -54,10 +53,10 @@ async def link_errors(dut):
     final = await drain(dut)
     dut._log.info("final %s", final)
     assert final["a_tx_payload"] > 511 and final["b_tx_payload"] > 511
-    assert final["a_tx_peak"] == CONFIG.replay_depth, "TxReplay never full"
+    assert final["a_tx_peak"] == DL_LINK.replay_depth, "TxReplay never full"
     assert final["a_tx_replayed"] > 0 and final["b_rx_bad_crc"] > 0
 
 
 def test_dl_link():
-    harness.run(DlLink(CONFIG), CONFIG, toplevel="dl_link", test_module="tb.test_dl_link",
+    harness.run(DlLink(DL_LINK), DL_LINK, toplevel="dl_link", test_module="tb.test_dl_link",
                 testcase="link_errors")

@@ -11,74 +11,48 @@ import random
 
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 
 from rtl.dl.dl import DlState, UalinkDl
-from rtl.dl.layout import BEAT_BITS, DlConfig, RxCount, TxCount, rx_counts, tx_counts
+from rtl.dl.layout import DlConfig
 from rtl.tl.layout import HALF_BITS, flit_layout
 from sim import harness
-from sim.dl_link_env import start_end
+from sim.dl_env import PhySide, end_counts, lossy, start_end, tl_fields, tl_value
 from sim.streams import LayoutSink, LayoutSource, random_pauses
 
-#: The channel's delay, clocks: with the DL's own latency, a round trip of about 8 DL flits.
+#: The channel's delay, clocks: with the DL's own latency, a round trip of about 20 DL flits.
 _DELAY = 30
 
 
-async def _channel(dut, rng, errors, stats):
-    """``phy_out`` into ``phy_in`` :data:`_DELAY` clocks later. ``errors`` (may change while
-    running): ``corrupt`` and ``drop``, probabilities per DL flit; ``stats`` counts them."""
-    queue = collections.deque()
-    beats, now, offered = [], 0, False
-    dut.phy_out__ready.value = 1
-    dut.phy_in__valid.value = 0
-    while True:
-        await RisingEdge(dut.clk)             # values read now are those of the edge
-        now += 1
-        if int(dut.rst.value):
-            queue.clear()
-            beats = []
-        if offered and int(dut.phy_in__ready.value):
-            queue.popleft()
-        if int(dut.phy_out__valid.value):
-            payload = int(dut.phy_out__payload.value)
-            beats.append(payload)
-            if payload >> BEAT_BITS & 1:                     # the flit's last beat
-                stats["flits"] += 1
-                if rng.random() < errors["drop"]:
-                    stats["dropped"] += 1
-                else:
-                    if rng.random() < errors["corrupt"]:
-                        stats["corrupted"] += 1
-                        b = rng.randrange(len(beats))
-                        beats[b] ^= 1 << rng.randrange(BEAT_BITS)
-                    queue.extend((now + _DELAY, beat) for beat in beats)
-                beats = []
-        offered = bool(queue) and queue[0][0] <= now
-        dut.phy_in__valid.value = int(offered)
-        if offered:
-            dut.phy_in__payload.value = queue[0][1]
+def _channel(dut, rng, errors, stats):
+    """``phy_out`` into ``phy_in`` :data:`_DELAY` clocks later, through :func:`lossy` with
+    ``errors`` (may change while running); ``stats`` counts."""
+    def on_flit(flit, now):
+        stats["flits"] += 1
+        flit = lossy(rng, errors, stats, flit)
+        if flit is not None:
+            phy.send(flit, now + _DELAY)
+
+    phy = PhySide(dut, on_flit)
+    cocotb.start_soon(phy.run())
 
 
-def _counts(layout, value):
-    return layout.from_bits(int(value))
-
-
-async def _run(dut, rng, n, errors, stall):
-    """Send ``n`` random TL flits with ``errors`` on the channel and ``stall`` on ``tl_out``;
-    check they all come out in order."""
+async def _run(dut, rng, n, stall):
+    """Send ``n`` random TL flits with ``stall`` on ``tl_out``; check they all come out in
+    order. Returns the sink (to check later that nothing more came)."""
     source = LayoutSource(dut, "tl_in", flit_layout, dut.clk, dut.rst)
     sink = LayoutSink(dut, "tl_out", flit_layout, dut.clk, dut.rst)
     source.set_idle(random_pauses(rng, 0.2))
     sink.set_backpressure(random_pauses(rng, stall))
     sent = [rng.getrandbits(2 * HALF_BITS) for _ in range(n)]
     for value in sent:
-        source.send_nowait(data=[value & ((1 << HALF_BITS) - 1), value >> HALF_BITS],
-                           msg=value & 3)
+        source.send_nowait(**tl_fields(value, value & 3))
     for k, value in enumerate(sent):
         got = await sink.recv()
-        assert int(got.data[0]) | int(got.data[1]) << HALF_BITS == value, f"TL flit {k}"
+        assert tl_value(got) == value, f"TL flit {k}"
         assert int(got.msg) == value & 3
     assert source.empty()
+    return sink
 
 
 #: Tx_ack_time_out and Rx_replay_limit for this short link, in flit times: the limit twice the
@@ -92,10 +66,8 @@ async def _start(dut):
 
 
 def _log_counts(dut, stats):
-    tx = _counts(tx_counts, dut.tx_counts.value)
-    rx = _counts(rx_counts, dut.rx_counts.value)
-    dut._log.info("channel %s; tx %s; rx %s", dict(stats),
-                  {k.name: int(tx[k]) for k in TxCount}, {k.name: int(rx[k]) for k in RxCount})
+    tx, rx = end_counts(dut)
+    dut._log.info("channel %s; tx %s; rx %s", dict(stats), tx, rx)
     return tx, rx
 
 
@@ -105,13 +77,15 @@ async def loop_clean(dut):
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
     stats = collections.Counter()
-    cocotb.start_soon(_channel(dut, rng, {"corrupt": 0, "drop": 0}, stats))
-    await _run(dut, rng, 300, None, 0.1)
+    _channel(dut, rng, {"corrupt": 0, "drop": 0}, stats)
+    sink = await _run(dut, rng, 300, 0.1)
     await ClockCycles(dut.clk, 400)
     tx, rx = _log_counts(dut, stats)
     assert int(dut.state.value) == DlState.UP.value
-    assert int(tx[TxCount.REPLAYED]) == 0 and int(rx[RxCount.BAD_CRC]) == 0
-    assert int(rx[RxCount.GOOD]) == int(tx[TxCount.PAYLOAD])
+    assert tx["REPLAYED"] == 0 and rx["BAD_CRC"] == 0
+    assert rx["GOOD"] == tx["PAYLOAD"]
+    await _drained(dut)
+    assert sink.empty()
 
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")
@@ -122,15 +96,16 @@ async def loop_errors(dut):
     rng = random.Random(cocotb.RANDOM_SEED)
     stats = collections.Counter()
     errors = {"corrupt": 0.05, "drop": 0.03}
-    cocotb.start_soon(_channel(dut, rng, errors, stats))
-    await _run(dut, rng, 1500, errors, 0.2)
+    _channel(dut, rng, errors, stats)
+    sink = await _run(dut, rng, 1500, 0.2)
     errors.update(corrupt=0, drop=0)
     await ClockCycles(dut.clk, 2000)
     tx, rx = _log_counts(dut, stats)
-    assert int(tx[TxCount.REPLAYED]) > 0 and int(rx[RxCount.BAD_CRC]) > 0
-    assert int(tx[TxCount.PEAK]) == 32, "TxReplay never filled"
+    assert tx["REPLAYED"] > 0 and rx["BAD_CRC"] > 0
+    assert tx["PEAK"] == 32, "TxReplay never filled"
     assert int(dut.state.value) == DlState.UP.value
     await _drained(dut)
+    assert sink.empty()
 
 
 async def _drained(dut):
@@ -156,7 +131,7 @@ async def loop_wrap_retrain(dut):
     rng = random.Random(cocotb.RANDOM_SEED)
     stats = collections.Counter()
     errors = {"corrupt": 0.02, "drop": 0.01}
-    cocotb.start_soon(_channel(dut, rng, errors, stats))
+    _channel(dut, rng, errors, stats)
 
     async def trouble():
         await ClockCycles(dut.clk, 5000)
@@ -174,12 +149,13 @@ async def loop_wrap_retrain(dut):
         errors["drop"] = 0.01
 
     cocotb.start_soon(trouble())
-    await _run(dut, rng, 8000, errors, 0.1)
+    sink = await _run(dut, rng, 8000, 0.1)
     errors.update(corrupt=0, drop=0)
     await _drained(dut)
     tx, _ = _log_counts(dut, stats)
-    assert int(tx[TxCount.PAYLOAD]) > 511, "the sequence numbers did not wrap"
-    assert int(tx[TxCount.TIMEOUTS]) >= 1 and int(dut.ups.value) >= 3
+    assert tx["PAYLOAD"] > 511, "the sequence numbers did not wrap"
+    assert tx["TIMEOUTS"] >= 1 and int(dut.ups.value) >= 3
+    assert sink.empty()
     assert int(dut.state.value) == DlState.UP.value
 
 

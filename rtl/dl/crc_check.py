@@ -1,22 +1,19 @@
 """The DL receiver's CRC stage: each 640-byte DL flit checked, and held until it is
 [UALink 1.0 §6.3.7, §6.6.1]."""
 
-from amaranth import Cat, Const, Module, Mux
+from amaranth import Module, Signal
 from amaranth.lib import data
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import Component, In, Out
 
 from ..crc import Crc32
-from .crc_insert import DL_CRC_CONFIG, dl_crc
+from .crc_insert import DL_CRC_CONFIG, dl_crc, feed_crc
 from .layout import (
-    BEAT_BYTES,
     CRC_BYTES,
-    CRC_OFFSET,
     FH_BYTES,
-    FH_OFFSET,
     SEGMENTS,
-    SH_OFFSET,
     checked_stream,
+    last_beat_layout,
     phy_beat_layout,
     phy_stream,
     segment_header,
@@ -24,9 +21,6 @@ from .layout import (
 
 __all__ = ["DlCrcCheck"]
 
-_CRC_LSB = (CRC_OFFSET % BEAT_BYTES) * 8
-_FH_LSB = (FH_OFFSET % BEAT_BYTES) * 8
-_SH_LSB = (SH_OFFSET % BEAT_BYTES) * 8
 #: Beats waiting for their flit's check: a flit, the engine's latency, slack.
 _DEPTH = 32
 #: What the last beat tells about its flit.
@@ -66,15 +60,13 @@ class DlCrcCheck(Component):
         m.submodules.verdicts = verdicts = SyncFIFOBuffered(width=_verdict.size, depth=4)
         beat = self.i.p
         take = self.i.valid & self.i.ready
-        verdict = _verdict(Cat(beat.data[_CRC_LSB:], beat.data[_FH_LSB:_SH_LSB],
-                               beat.data[_SH_LSB:_CRC_LSB]))
+        feed_crc(m, crc, beat, take)
+        closing = last_beat_layout(beat.data)
+        verdict = Signal(_verdict)
         m.d.comb += [
+            verdict.field.eq(closing.crc), verdict.header.eq(closing.header),
+            verdict.headers.eq(closing.headers),
             self.i.ready.eq(crc.i.ready & beats.w_rdy & verdicts.w_rdy),
-            crc.i.valid.eq(take),
-            crc.i.p.data.eq(Mux(beat.last, Cat(beat.data[:_CRC_LSB], Const(0, CRC_BYTES * 8)),
-                                beat.data)),
-            crc.i.p.keep.eq(-1),
-            crc.i.p.last.eq(beat.last),
             beats.w_en.eq(take),
             beats.w_data.eq(beat),
             verdicts.w_en.eq(take & beat.last),

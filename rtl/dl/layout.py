@@ -59,6 +59,7 @@ __all__ = [
     "command_header",
     "explicit_header",
     "ingress_layout",
+    "last_beat_layout",
     "phy_beat_layout",
     "phy_stream",
     "rx_counts",
@@ -224,6 +225,16 @@ segment_header = data.StructLayout({
     "msg1": 2,              # Message[1]
     "flit1": 1,             # TL Flit[1] present
 })
+
+#: The last beat of a DL flit in the logical layout: the last 13 payload sectors, then the flit
+#: header, SH0..SH4 and the CRC bytes (CRC0 in ``crc`` bits 7:0).
+last_beat_layout = data.StructLayout({
+    "payload": (PAYLOAD_BYTES - (BEATS_PER_FLIT - 1) * BEAT_BYTES) * 8,
+    "header": FH_BYTES * 8,
+    "headers": data.ArrayLayout(segment_header, SEGMENTS),
+    "crc": CRC_BYTES * 8,
+})
+assert last_beat_layout.size == BEAT_BITS
 
 #: One PHY-side beat: 64 bytes of a DL flit; ``last`` marks the flit's tenth beat.
 phy_beat_layout = data.StructLayout({

@@ -146,9 +146,12 @@ class LlrRx(ConfiguredComponent):
         calc = Mux(is_explicit, explicit.seq, (last + delta)[:SEQ_BITS])
         eligible = is_explicit | (~ambiguous & ~replay)
         expected = Mux(payload, calc == seq_next(last), calc == last)
-        taken = fine & eligible & expected & payload     # on the beat present
-        accept = arrive & fine & eligible & expected
-        first_miss = arrive & fine & eligible & ~expected & ~replay
+        judged = fine & eligible                        # the enqueue rules look at it
+        in_order = judged & expected
+        taken = in_order & payload                      # on the beat present
+        accept = arrive & in_order
+        out_of_order = arrive & judged & ~expected
+        first_miss = out_of_order & ~replay
         missed = arrive & ~accept & replay              # a flit not taken while replaying
         again = missed & (unexpected + 1 >= self.replay_limit)
         m.d.comb += [
@@ -175,14 +178,20 @@ class LlrRx(ConfiguredComponent):
                          bad.eq(0)]
         with m.If(first_miss):
             m.d.sync += [replay.eq(1), unexpected.eq(0)]
-        duplicate = arrive & fine & eligible & payload & ~expected \
-            & (seq_diff(last, calc) < _BEHIND)
-        self._count(m, arrive, accept & payload, arrive & ~crc_ok,
-                    arrive & fine & eligible & ~expected, duplicate,
-                    arrive & fine & ~eligible, arrive & crc_ok & malformed, self.request)
+        self._count(m, {
+            RxCount.FLITS: arrive,
+            RxCount.GOOD: accept & payload,
+            RxCount.BAD_CRC: arrive & ~crc_ok,
+            RxCount.UNEXPECTED: out_of_order,
+            RxCount.DUPLICATES: out_of_order & payload & (seq_diff(last, calc) < _BEHIND),
+            RxCount.DROPPED: arrive & fine & ~eligible,
+            RxCount.MALFORMED: arrive & crc_ok & malformed,
+            RxCount.REQUESTS: self.request,
+        })
         return taken
 
-    def _count(self, m, *events):
+    def _count(self, m, events):
+        """``counts``: each :class:`~rtl.dl.layout.RxCount` kind plus its event."""
         c = self.counts
-        for kind, event in zip(RxCount, events):
+        for kind, event in events.items():
             m.d.sync += c[kind].eq(c[kind] + event)

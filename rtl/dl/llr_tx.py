@@ -11,11 +11,9 @@ from .layout import (
     ACK_TIMEOUT_BITS,
     ACK_TIMEOUT_DEFAULT,
     BEAT_BITS,
-    BEAT_BYTES,
     BEATS_PER_FLIT,
     EXPLICIT_EVERY,
     FH_BYTES,
-    FH_OFFSET,
     MAX_UNACKED,
     REPLAY_IGNORE,
     REPLAY_REQUEST_COPIES,
@@ -29,6 +27,7 @@ from .layout import (
     command_header,
     explicit_header,
     ingress_layout,
+    last_beat_layout,
     phy_stream,
     tx_counts,
 )
@@ -37,7 +36,7 @@ from .logic import seq_diff, seq_next
 __all__ = ["LlrTx"]
 
 #: Where the flit header sits in the last beat, in bits [ours: the logical layout].
-_FH_LSB = (FH_OFFSET % BEAT_BYTES) * 8
+_FH_LSB = last_beat_layout["header"].offset
 #: [§6.6.6.3] The validity windows of Acks and Replay Requests.
 _WINDOW = 256
 

@@ -61,10 +61,11 @@ class DlUnpack(Component):
     def elaborate(self, platform):
         m = Module()
         beat = Signal(range(BEATS_PER_FLIT))
-        cursor = Signal(range(BEAT_SECTORS))       # the beat's first decision point, if
-                                                    # below its size; 16 - got if got != 0
-        got = Signal(range(BEAT_SECTORS))          # sectors of the pending TL flit so far
-        part = Signal(sector_array)                     # ... in its sectors 0 .. got - 1
+        cursor = Signal(range(BEAT_SECTORS))        # the beat's first decision point, if
+                                                    # below its size
+        pending = Signal()                          # a TL flit is under way: it has its
+                                                    # sectors 0 .. 15 - cursor
+        part = Signal(sector_array)                 # ... here
         part_msg = Signal(2)
         seen = Signal(2 * SEGMENTS)                 # decision points reached in the DL flit
         last = beat == BEATS_PER_FLIT - 1
@@ -74,12 +75,15 @@ class DlUnpack(Component):
                      step.eq(self.i.valid & self.i.ready)]
         start, start_at, start_msg, reached, after = self._decide(m, beat, cursor, size)
         beat_in = self.i.p.data
-        # The pending TL flit takes the beat's first sectors; it completes when it fits.
-        completes = (got != 0) & (cursor <= size)
+        # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
+        # fit.
+        completes = pending & (cursor <= size)
         filled = Signal(sector_array)
-        moved = rotate(beat_in, got)               # beat sector i -> flit sector got + i
+        moved = rotate(beat_in, (BEAT_SECTORS - cursor)[:4])    # beat sector 0 -> 16 - cursor
         for k in range(BEAT_SECTORS):
-            held_here = k < got if k < BEAT_SECTORS - 1 else 0    # (no constant compare)
+            # Sector k was received already when k < 16 - cursor (always for k = 0: no
+            # comparison with a constant result is written).
+            held_here = pending & (cursor < BEAT_SECTORS - k) if k else pending
             m.d.comb += filled[k].eq(Mux(held_here, part[k], moved.word_select(k, SECTOR_BITS)))
         opened = rotate(beat_in, (BEAT_SECTORS - start_at)[:4])   # sector start_at -> 0
         whole = start & (start_at == 0) & ~last     # a TL flit in exactly this beat
@@ -94,15 +98,16 @@ class DlUnpack(Component):
             with m.Else():
                 m.d.sync += self.o.valid.eq(0)
             with m.If(start & ~whole):
-                m.d.sync += [part.eq(opened), part_msg.eq(start_msg),
-                             got.eq(size - start_at), cursor.eq(start_at + BEAT_SECTORS - size)]
-            with m.Elif((got != 0) & ~completes):
+                # ``size - start_at`` sectors here, the rest from the next beat(s).
+                m.d.sync += [part.eq(opened), part_msg.eq(start_msg), pending.eq(1),
+                             cursor.eq(start_at + BEAT_SECTORS - size)]
+            with m.Elif(pending & ~completes):
                 # Only in the last beat: the pending TL flit goes on into the next DL flit.
-                m.d.sync += [part.eq(filled), got.eq(got + size), cursor.eq(cursor - size)]
+                m.d.sync += [part.eq(filled), cursor.eq(cursor - size)]
             with m.Else():
                 # Nothing pending: the next decision point follows a whole TL flit at once,
                 # else it is the next half-segment start.
-                m.d.sync += [got.eq(0), cursor.eq(Mux(whole, 0, after))]
+                m.d.sync += [pending.eq(0), cursor.eq(Mux(whole, 0, after))]
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         return m

@@ -1,7 +1,7 @@
 """The DL flit packer: TL flits into the payload sectors and segment headers of 640-byte DL
 flits [UALink 1.0 §6.3.4]."""
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.wiring import Component, In, Out
 
@@ -9,11 +9,10 @@ from ..tl.layout import flit_stream
 from .layout import (
     BEATS_PER_FLIT,
     PAYLOAD_SECTORS,
-    SECTOR_BYTES,
     SEGMENT_STARTS,
     SEGMENTS,
-    SH_OFFSET,
     body_stream,
+    last_beat_layout,
     segment_header,
 )
 from .logic import (
@@ -70,9 +69,9 @@ class DlPack(Component):
     def elaborate(self, platform):
         m = Module()
         beat = Signal(range(BEATS_PER_FLIT))         # the beat being formed
-        cursor = Signal(range(BEAT_SECTORS))        # its decision point, if below its size
-        held = Signal(range(BEAT_SECTORS))          # carried-over sectors at its start
-        carry = Signal(sector_array)                     # ... sector i goes to sector i
+        cursor = Signal(range(BEAT_SECTORS))         # its decision point, if below its size
+        carrying = Signal()                          # sectors 0 .. cursor - 1 are carried over
+        carry = Signal(sector_array)                 # ... sector i goes to sector i
         headers = Signal(data.ArrayLayout(segment_header, SEGMENTS))
         payload = Signal()                           # a TL flit sector in the flit so far
         last = beat == BEATS_PER_FLIT - 1
@@ -81,51 +80,56 @@ class DlPack(Component):
         decide = cursor < size
         take = Signal()
         m.d.comb += [take.eq(form & decide & self.i.valid), self.i.ready.eq(take)]
-        tl = Cat(self.i.p.data[0], self.i.p.data[1])
-        placed = rotate(tl, cursor)                 # the TL flit from the decision point on
-        # The sectors that do not fit: after the beat, or after the payload of the last one.
-        spill = rotate(tl, cursor + Mux(last, BEAT_SECTORS - LAST_SECTORS, 0))
+        # One rotator: the TL flit moved so that its sectors that do not fit (after the beat,
+        # or after the last beat's payload, 3 sectors earlier) land at the bottom, for the
+        # carry-over; the beat takes the rest, 3 sectors up in the last beat.
+        skip = BEAT_SECTORS - LAST_SECTORS
+        rotated = Signal(sector_array)
+        m.d.comb += rotated.eq(rotate(Cat(self.i.p.data[0], self.i.p.data[1]),
+                                      cursor + Mux(last, skip, 0)))
         sectors = Signal(sector_array)
         for i in range(BEAT_SECTORS):
             # (No comparison with a 4-bit register is written where its result is constant.)
-            held_here = i < held if i < BEAT_SECTORS - 1 else 0
+            held_here = carrying & (i < cursor) if i < BEAT_SECTORS - 1 else 0
             from_tl = take & (i < size)
             if i < BEAT_SECTORS - 1:
                 from_tl &= cursor <= i
-            m.d.comb += sectors[i].eq(Mux(held_here, carry[i], Mux(
-                from_tl, placed.word_select(i, SECTOR_BITS), 0)))
+            placed = Mux(last, rotated[i + skip], rotated[i]) if i < LAST_SECTORS else rotated[i]
+            m.d.comb += sectors[i].eq(Mux(held_here, carry[i], Mux(from_tl, placed, 0)))
         new_headers = self._headers(m, beat, cursor, take, headers)
+        closing = Signal(last_beat_layout)           # the last beat, its headers filled in
+        m.d.comb += [closing.payload.eq(sectors.as_value()), closing.headers.eq(new_headers)]
         with m.If(form):
             m.d.sync += [
                 self.o.valid.eq(1),
-                self.o.p.data.eq(Mux(last, self._with_headers(sectors, new_headers), sectors)),
+                self.o.p.data.eq(Mux(last, closing, sectors)),
                 self.o.p.last.eq(last),
-                self.o.p.payload.eq(payload | take | (held != 0)),
+                self.o.p.payload.eq(payload | take | carrying),
                 beat.eq(Mux(last, 0, beat + 1)),
                 headers.eq(Mux(last, 0, new_headers)),
-                payload.eq(~last & (payload | take | (held != 0))),
+                payload.eq(~last & (payload | take | carrying)),
             ]
-            self._advance(m, beat, last, size, decide, take, cursor, held, carry, spill)
+            self._advance(m, beat, last, size, decide, take, cursor, carrying, carry, rotated)
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         return m
 
-    def _advance(self, m, beat, last, size, decide, take, cursor, held, carry, spill):
+    def _advance(self, m, beat, last, size, decide, take, cursor, carrying, carry, rotated):
         """The next beat's decision point and carry-over."""
         with m.If(take):
             # The TL flit's sectors after this beat carry over: as many as the sectors before
             # its start in a full beat, 3 more in the last.
             rest = cursor + Mux(last, BEAT_SECTORS - LAST_SECTORS, 0)
-            m.d.sync += [cursor.eq(rest), held.eq(rest), carry.eq(spill)]
+            m.d.sync += [cursor.eq(rest), carrying.eq(rest != 0), carry.eq(rotated)]
         with m.Elif(decide):
-            m.d.sync += held.eq(0)
+            m.d.sync += carrying.eq(0)
             for b in range(BEATS_PER_FLIT):
                 with m.If(beat == b):
                     m.d.sync += cursor.eq(next_cursor(b))
         with m.Else():
-            # No decision point in this beat (the last one, behind a long carry-over): what
-            # does not fit goes on into the next flit's first beat.
-            m.d.sync += [cursor.eq(cursor - size), held.eq(Mux(held > size, held - size, 0)),
+            # No decision point in this beat (the last one, behind a long carry-over, or past
+            # the payload's end): what does not fit goes on into the next flit's first beat.
+            m.d.sync += [cursor.eq(cursor - size), carrying.eq(carrying & (cursor > size)),
                          carry.eq(carry.as_value() >> (LAST_SECTORS * SECTOR_BITS))]
 
     def _headers(self, m, beat, cursor, take, headers):
@@ -146,10 +150,3 @@ class DlPack(Component):
             with m.If(inside & second):
                 m.d.comb += [new[s].flit1.eq(1), new[s].msg1.eq(self.i.p.msg)]
         return new
-
-    @staticmethod
-    def _with_headers(sectors, headers):
-        """The last beat: its payload sectors, then FH (zero), SH0..SH4, CRC (zero)."""
-        payload_bits = LAST_SECTORS * SECTOR_BITS
-        fh_bits = (SH_OFFSET % (BEAT_SECTORS * SECTOR_BYTES)) * 8 - payload_bits
-        return Cat(sectors.as_value()[:payload_bits], Const(0, fh_bits), headers)
