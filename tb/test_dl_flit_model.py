@@ -596,3 +596,179 @@ def test_crc_detects_every_single_bit_error():
         bad[bit // 8] ^= 1 << bit % 8
         assert not crc_ok(bad), bit
     assert not crc_ok(flit[:639])
+
+
+# --- Wire order [Figure 6-4] --------------------------------------------------------------------
+#
+# The figure read as 40 rows of 16 one-byte cells, wire byte = 16 x row + column (the model's
+# reading). The map is found through to_wire alone (never the model's table); the expected cells
+# are copied from the figure by hand, in its own tokens.
+
+def logical(token):
+    """The logical byte offset of a Figure 6-4 cell (the model docstring's logical order)."""
+    if token.startswith("FH"):
+        return 628 + int(token[2:])
+    if token.startswith("SH"):
+        return 631 + int(token[2:])
+    if token.startswith("CRC"):
+        return 636 + int(token[3:])
+    sector, byte = token[1:].split(".B")
+    return 4 * int(sector) + int(byte)
+
+
+def wire_map():
+    """``m[w]``: the logical byte that wire byte ``w`` carries, found by sending numbered bytes
+    through to_wire (low and high halves of the number separately)."""
+    low = dl.to_wire(bytes(b % 256 for b in range(640)))
+    high = dl.to_wire(bytes(b // 256 for b in range(640)))
+    return [lo + 256 * hi for lo, hi in zip(low, high)]
+
+
+def figure_cells(row):
+    m = wire_map()
+    return m[16 * row:16 * row + 16]
+
+
+def test_wire_map_is_a_bijection():
+    m = wire_map()
+    assert sorted(m) == list(range(640))
+    for b in range(640):            # from_wire undoes it byte by byte
+        flit = bytearray(640)
+        flit[b] = 0xA5
+        wire = dl.to_wire(flit)
+        assert wire.index(0xA5) == m.index(b) and wire.count(0xA5) == 1
+        assert dl.from_wire(wire) == flit
+
+
+def test_wire_every_field_once():
+    """Every payload sector's 4 bytes, FH0..2, SH0..4 and CRC0..3 are on the wire exactly once;
+    CRC0..3 are the last 4 wire bytes, as in the logical order [Figure 6-4]."""
+    m = wire_map()
+    names = ([f"S{s}.B{y}" for s in range(157) for y in range(4)]
+             + [f"FH{k}" for k in range(3)] + [f"SH{k}" for k in range(5)]
+             + [f"CRC{k}" for k in range(4)])
+    assert len(names) == 640
+    for name in names:
+        assert m.count(logical(name)) == 1, name
+    assert m[636:] == [logical(f"CRC{k}") for k in range(4)]
+    assert m[624:627] == [logical(f"FH{k}") for k in range(3)]
+    assert [m.index(logical(f"SH{k}")) for k in range(5)] == [67, 195, 323, 451, 579]
+
+
+#: Figure 6-4 rows copied cell by cell.
+FIGURE_6_4_ROWS = {
+    0: "S0.B0 S0.B1 S0.B2 S0.B3 S1.B0 S1.B1 S1.B2 S1.B3 "
+       "S2.B0 S2.B1 S2.B2 S2.B3 S3.B0 S3.B1 S3.B2 S3.B3",
+    4: "S31.B0 S31.B1 S31.B2 SH0 S16.B0 S16.B1 S16.B2 S16.B3 "
+       "S17.B0 S17.B1 S17.B2 S17.B3 S18.B0 S18.B1 S18.B2 S18.B3",
+    7: "S27.B0 S27.B1 S27.B2 S27.B3 S28.B0 S28.B1 S28.B2 S28.B3 "
+       "S29.B0 S29.B1 S29.B2 S29.B3 S30.B0 S30.B1 S30.B2 S30.B3",
+    8: "S47.B0 S47.B1 S47.B2 S31.B3 S32.B0 S32.B1 S32.B2 S32.B3 "
+       "S33.B0 S33.B1 S33.B2 S33.B3 S34.B0 S34.B1 S34.B2 S34.B3",
+    12: "S63.B0 S63.B1 S47.B3 SH1 S48.B0 S48.B1 S48.B2 S48.B3 "
+        "S49.B0 S49.B1 S49.B2 S49.B3 S50.B0 S50.B1 S50.B2 S50.B3",
+    16: "S79.B0 S79.B1 S63.B2 S63.B3 S64.B0 S64.B1 S64.B2 S64.B3 "
+        "S65.B0 S65.B1 S65.B2 S65.B3 S66.B0 S66.B1 S66.B2 S66.B3",
+    20: "S95.B0 S79.B2 S79.B3 SH2 S80.B0 S80.B1 S80.B2 S80.B3 "
+        "S81.B0 S81.B1 S81.B2 S81.B3 S82.B0 S82.B1 S82.B2 S82.B3",
+    24: "S111.B0 S95.B1 S95.B2 S95.B3 S96.B0 S96.B1 S96.B2 S96.B3 "
+        "S97.B0 S97.B1 S97.B2 S97.B3 S98.B0 S98.B1 S98.B2 S98.B3",
+    28: "S111.B1 S111.B2 S111.B3 SH3 S112.B0 S112.B1 S112.B2 S112.B3 "
+        "S113.B0 S113.B1 S113.B2 S113.B3 S114.B0 S114.B1 S114.B2 S114.B3",
+    31: "S123.B0 S123.B1 S123.B2 S123.B3 S124.B0 S124.B1 S124.B2 S124.B3 "
+        "S125.B0 S125.B1 S125.B2 S125.B3 S126.B0 S126.B1 S126.B2 S126.B3",
+    32: "S127.B0 S127.B1 S127.B2 S127.B3 S128.B0 S128.B1 S128.B2 S128.B3 "
+        "S129.B0 S129.B1 S129.B2 S129.B3 S130.B0 S130.B1 S130.B2 S130.B3",
+    36: "S156.B0 S156.B1 S156.B2 SH4 S143.B0 S143.B1 S143.B2 S143.B3 "
+        "S144.B0 S144.B1 S144.B2 S144.B3 S145.B0 S145.B1 S145.B2 S145.B3",
+    38: "S150.B0 S150.B1 S150.B2 S150.B3 S151.B0 S151.B1 S151.B2 S151.B3 "
+        "S152.B0 S152.B1 S152.B2 S152.B3 S153.B0 S153.B1 S153.B2 S153.B3",
+    39: "FH0 FH1 FH2 S156.B3 S154.B0 S154.B1 S154.B2 S154.B3 "
+        "S155.B0 S155.B1 S155.B2 S155.B3 CRC0 CRC1 CRC2 CRC3",
+}
+#: Single cells: (row, column, token).
+FIGURE_6_4_CELLS = [
+    (1, 8, "S6.B0"), (3, 15, "S15.B3"), (5, 0, "S19.B0"), (9, 3, "S35.B3"),
+    (11, 12, "S46.B0"), (15, 7, "S60.B3"), (19, 13, "S78.B1"), (23, 15, "S94.B3"),
+    (25, 4, "S100.B0"), (27, 10, "S109.B2"), (30, 1, "S119.B1"), (35, 12, "S142.B0"),
+    (33, 15, "S134.B3"), (37, 5, "S147.B1"),
+]
+
+
+@pytest.mark.parametrize("row", sorted(FIGURE_6_4_ROWS))
+def test_wire_figure_rows(row):
+    assert figure_cells(row) == [logical(t) for t in FIGURE_6_4_ROWS[row].split()]
+
+
+def test_wire_figure_cells():
+    m = wire_map()
+    for row, column, token in FIGURE_6_4_CELLS:
+        assert m[16 * row + column] == logical(token), (row, column, token)
+
+
+def test_wire_segments_match_table_6_1():
+    """Each red outline of Figure 6-4 holds SHk and all 4 bytes of exactly the payload sectors
+    Table 6-1 gives segment k. The outlines are the 8-row bands, except: row 8 column 3 belongs to
+    segment 0, row 16 columns 2..3 to segment 1, row 24 columns 1..3 to segment 2; in row 39
+    FH0..2 (columns 0..2) and CRC0..3 (12..15) are outside, columns 3..11 are segment 4."""
+    table = {0: (0, 32), 1: (32, 64), 2: (64, 96), 3: (96, 127), 4: (127, 157)}
+    counts = {0: 32, 1: 32, 2: 32, 3: 31, 4: 30}
+    lent = {(8, 3): 0, (16, 2): 1, (16, 3): 1, (24, 1): 2, (24, 2): 2, (24, 3): 2}
+    m = wire_map()
+    outline = {k: [] for k in range(5)}
+    for w, b in enumerate(m):
+        row, column = divmod(w, 16)
+        if row == 39 and not 3 <= column <= 11:
+            continue
+        outline[lent.get((row, column), row // 8)].append(b)
+    for k in range(5):
+        cells = sorted(outline[k])
+        assert logical(f"SH{k}") in cells
+        sectors = sorted({b // 4 for b in cells if b < 628})
+        assert len(cells) == 4 * counts[k] + 1
+        assert sectors == list(range(*table[k])) and len(sectors) == counts[k]
+        assert cells == sorted([4 * s + y for s in sectors for y in range(4)]
+                               + [logical(f"SH{k}")])
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_wire_round_trip(seed):
+    rng = random.Random(seed)
+    flit = rng.randbytes(640)
+    assert dl.from_wire(dl.to_wire(flit)) == flit
+    assert dl.to_wire(dl.from_wire(flit)) == flit
+    assert dl.to_wire(flit) != flit
+
+
+@pytest.mark.parametrize("seed", range(3), ids=lambda s: f"seed{s}")
+def test_wire_crc_is_over_the_wire_order(seed):
+    """The CRC over the 640 bytes in wire order with the CRC field zero [§6.3.1, §6.3.7],
+    checked by the literal long division, CRC0 bit 0 the coefficient of x^0; the logical CRC
+    field of the input is ignored."""
+    rng = random.Random(100 + seed)
+    flit = rng.randbytes(640)
+    wire = dl.wire_flit(flit)
+    body = dl.to_wire(flit)[:636]
+    assert wire[:636] == body
+    assert wire[636:] == _clause_3_2_9(body + bytes(4)).to_bytes(4, "little")
+    assert dl.wire_flit(flit[:636] + bytes(4)) == wire
+    assert dl.wire_crc_ok(wire)
+    assert dl.from_wire(wire)[:636] == flit[:636]
+
+
+def test_wire_crc_differs_from_logical_crc():
+    flit = random.Random(7).randbytes(640)
+    assert dl.wire_flit(flit)[636:] != crc_field(flit)
+    assert not crc_ok(dl.from_wire(dl.wire_flit(flit)))
+    assert not dl.wire_crc_ok(dl.to_wire(recrc(flit)))
+
+
+def test_wire_crc_detects_every_single_bit_error():
+    _, _, _, flits = random_case(12, 0.5, count=10)
+    wire = dl.wire_flit(flits[0])
+    assert dl.wire_crc_ok(wire)
+    for bit in range(640 * 8):
+        bad = bytearray(wire)
+        bad[bit // 8] ^= 1 << bit % 8
+        assert not dl.wire_crc_ok(bad), bit
+    assert not dl.wire_crc_ok(wire[:639])

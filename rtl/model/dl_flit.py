@@ -18,10 +18,26 @@ segment headers with the same rules and reports a malformed flit as a named erro
 :class:`RulesChecker` adds the rules only a transmitter must keep, for checking the output of a
 packer whose TL flit timing is unknown (the RTL).
 
+**Wire order** [Figure 6-4]. On the link the 640 bytes go in the order of Figure 6-4 "DL Flit
+with segment details", transcribed in :data:`WIRE_ROWS`. [ours] The figure is read as 40 rows of
+16 one-byte cells, wire byte = 16 x row + column, row 0 at the top and column 0 at the left; the
+spec text does not say how the figure's cells map onto time or lanes. In that order segment
+``k`` has rows ``8k .. 8k+7`` (SHk in row ``8k+4``, column 3), give or take the bytes of the
+split sectors: sectors 31, 63, 95, 156 (a segment's last) and 47, 79, 111 (a first half's last)
+are cut into single bytes that fill columns 0..3 of rows 4, 8, .., 28, 36 and 39 around the
+segment headers, S31.B3 in row 8 and S63.B2..B3 in row 16, for example. FH0..FH2 are wire bytes
+624..626; CRC0..CRC3 are wire bytes 636..639, the same as in the logical order.
+:func:`to_wire` and :func:`from_wire` permute between the orders (:data:`WIRE_ORDER`,
+:data:`WIRE_POSITION`).
+
 **CRC** [§6.3.7]: the IEEE 802.3 CRC-32 (clause 3.2.9) over all 640 bytes with the CRC field
-zero, bytes fed least significant bit first, i.e. :func:`zlib.crc32` over the logical bytes
-[ours: the order of Figures 6-3/6-4 is not adopted yet], placed with CRC0 bit 0 = the
-coefficient of x^0, "the reverse order compared to IEEE 802.3 FCS".
+zero, bytes fed least significant bit first, placed with CRC0 bit 0 = the coefficient of x^0,
+"the reverse order compared to IEEE 802.3 FCS". "The 4-byte CRC is calculated over the entire
+contents of the DL Flit" [§6.3.1], read as: over its bytes in the order of Figure 6-4, so the
+link's CRC is over the *wire* order: :func:`wire_flit` and :func:`wire_crc_ok`.
+:func:`crc_field`, :func:`crc_ok` and :func:`assemble` compute the same CRC over the *logical*
+order [ours]; that is a different value (the CRC depends on the order), kept for the
+logical-order model and its tests, and not what a link partner that follows Figure 6-4 sends.
 """
 
 from __future__ import annotations
@@ -38,10 +54,11 @@ __all__ = [
     "HALF_SEGMENTS", "PAYLOAD_BYTES", "PAYLOAD_OFFSET", "PAYLOAD_SECTORS", "RULES", "SECTOR_BYTES",
     "SEGMENTS", "SEGMENT_ENDS", "SEGMENT_SECTORS", "SEGMENT_STARTS", "SH_ALT_SECTOR", "SH_BYTES",
     "SH_MESSAGE_SHIFT", "SH_OFFSET", "SH_PRESENT", "SH_RESERVED", "TL_FLIT_BYTES",
-    "TL_FLIT_SECTORS", "UNPACK_ERRORS", "Decision", "DlPayload", "FlitError", "ListSource",
-    "Packer", "RandomSource", "RulesChecker", "ScriptedSource", "TlFlit", "Unpacker", "assemble",
-    "check", "crc_field", "crc_ok", "full_load_rate", "header_of", "is_nop", "segment_header",
-    "unpack",
+    "TL_FLIT_SECTORS", "UNPACK_ERRORS", "WIRE_COLUMNS", "WIRE_CRC_OFFSET", "WIRE_ORDER",
+    "WIRE_POSITION", "WIRE_ROWS", "Decision", "DlPayload", "FlitError", "ListSource", "Packer",
+    "RandomSource", "RulesChecker", "ScriptedSource", "TlFlit", "Unpacker", "assemble", "check",
+    "crc_field", "crc_ok", "from_wire", "full_load_rate", "header_of", "is_nop", "segment_header",
+    "to_wire", "unpack", "wire_crc_field", "wire_crc_ok", "wire_flit",
 ]
 
 # --- Sizes and layout ---------------------------------------------------------------------------
@@ -245,6 +262,157 @@ def assemble(payload, header):
     body = (payload.data + header.to_bytes(FH_BYTES, "little") + payload.segment_headers
             + bytes(CRC_BYTES))
     return body[:CRC_OFFSET] + crc_field(body)
+
+
+# --- Wire order [Figure 6-4] --------------------------------------------------------------------
+
+#: Figure 6-4 "DL Flit with segment details", one string per figure row (row 0 at the top), its
+#: cells left to right: ``Sx.By`` is byte y of payload sector x; ``Sx`` alone stands for the four
+#: cells ``Sx.B0 Sx.B1 Sx.B2 Sx.B3`` (every whole sector in the figure is drawn so); ``FHn``,
+#: ``SHn``, ``CRCn`` are the header and CRC bytes. Blank lines separate 8-row bands.
+WIRE_ROWS = (
+    "S0 S1 S2 S3",                                      # 0
+    "S4 S5 S6 S7",
+    "S8 S9 S10 S11",
+    "S12 S13 S14 S15",
+    "S31.B0 S31.B1 S31.B2 SH0 S16 S17 S18",             # 4
+    "S19 S20 S21 S22",
+    "S23 S24 S25 S26",
+    "S27 S28 S29 S30",
+
+    "S47.B0 S47.B1 S47.B2 S31.B3 S32 S33 S34",          # 8
+    "S35 S36 S37 S38",
+    "S39 S40 S41 S42",
+    "S43 S44 S45 S46",
+    "S63.B0 S63.B1 S47.B3 SH1 S48 S49 S50",             # 12
+    "S51 S52 S53 S54",
+    "S55 S56 S57 S58",
+    "S59 S60 S61 S62",
+
+    "S79.B0 S79.B1 S63.B2 S63.B3 S64 S65 S66",          # 16
+    "S67 S68 S69 S70",
+    "S71 S72 S73 S74",
+    "S75 S76 S77 S78",
+    "S95.B0 S79.B2 S79.B3 SH2 S80 S81 S82",             # 20
+    "S83 S84 S85 S86",
+    "S87 S88 S89 S90",
+    "S91 S92 S93 S94",
+
+    "S111.B0 S95.B1 S95.B2 S95.B3 S96 S97 S98",         # 24
+    "S99 S100 S101 S102",
+    "S103 S104 S105 S106",
+    "S107 S108 S109 S110",
+    "S111.B1 S111.B2 S111.B3 SH3 S112 S113 S114",       # 28
+    "S115 S116 S117 S118",
+    "S119 S120 S121 S122",
+    "S123 S124 S125 S126",
+
+    "S127 S128 S129 S130",                              # 32
+    "S131 S132 S133 S134",
+    "S135 S136 S137 S138",
+    "S139 S140 S141 S142",
+    "S156.B0 S156.B1 S156.B2 SH4 S143 S144 S145",       # 36
+    "S146 S147 S148 S149",
+    "S150 S151 S152 S153",
+    "FH0 FH1 FH2 S156.B3 S154 S155 CRC0 CRC1 CRC2 CRC3",  # 39
+)
+WIRE_COLUMNS = 16               # [ours] the figure's cells per row
+
+# Notes on the figure. (1) No rule shows in the split sectors: most of their bytes keep column
+# y mod 4, but S47.B3 (column 2), S79.B2..B3 (1..2) and S111.B1..B3 (0..2) do not; only the
+# figure fixes them. (2) Not every last sector is split: S126 (segment 3's last) and S15, S142
+# (first halves' last in segments 0 and 4) are whole; the purple shading marks exactly the split
+# ones. (3) Payload sectors are not in ascending wire order (S31.B0 at wire byte 64, S16 at 68),
+# so a TL flit is not contiguous on the wire. (4) The red outlines are not 8-row rectangles (they
+# take in S31.B3, S63.B2..B3, S95.B1..B3 and S154..S156.B3), as in Figure 6-3. (5) The flit
+# header comes near the end (wire bytes 624..626). (6) The text does not say the figure is read
+# row by row from the top, nor how rows map onto time or lanes.
+
+
+def _wire_cells(token):
+    """The logical byte offsets of the cells one :data:`WIRE_ROWS` token names."""
+    for name, offset, count in (("FH", FH_OFFSET, FH_BYTES), ("SH", SH_OFFSET, SH_BYTES),
+                                ("CRC", CRC_OFFSET, CRC_BYTES)):
+        if token.startswith(name):
+            index = int(token[len(name):])
+            if not 0 <= index < count:
+                raise ValueError(f"no {token} in a DL flit")
+            return [offset + index]
+    if not token.startswith("S"):
+        raise ValueError(f"bad Figure 6-4 cell {token!r}")
+    sector, dot, byte = token[1:].partition(".B")
+    sector = int(sector)
+    if not 0 <= sector < PAYLOAD_SECTORS:
+        raise ValueError(f"no payload sector {sector}")
+    base = PAYLOAD_OFFSET + SECTOR_BYTES * sector
+    if not dot:
+        return list(range(base, base + SECTOR_BYTES))
+    if not 0 <= int(byte) < SECTOR_BYTES:
+        raise ValueError(f"no byte {byte} in a sector")
+    return [base + int(byte)]
+
+
+def _wire_order(rows):
+    order = []
+    for k, row in enumerate(rows):
+        cells = [cell for token in row.split() for cell in _wire_cells(token)]
+        if len(cells) != WIRE_COLUMNS:
+            raise ValueError(f"Figure 6-4 row {k} has {len(cells)} cells, not {WIRE_COLUMNS}")
+        order += cells
+    if sorted(order) != list(range(DL_FLIT_BYTES)):
+        raise ValueError("Figure 6-4 does not name every byte of a DL flit exactly once")
+    return tuple(order)
+
+
+#: ``WIRE_ORDER[w]``: the logical byte that wire byte ``w`` carries.
+WIRE_ORDER = _wire_order(WIRE_ROWS)
+#: ``WIRE_POSITION[b]``: the wire byte that carries logical byte ``b`` (the inverse).
+WIRE_POSITION = tuple(sorted(range(DL_FLIT_BYTES), key=WIRE_ORDER.__getitem__))
+#: CRC0..CRC3 on the wire: the last 4 bytes, as in the logical order (so the same slicing holds).
+WIRE_CRC_OFFSET = WIRE_POSITION[CRC_OFFSET]
+assert WIRE_POSITION[CRC_OFFSET:] == tuple(range(WIRE_CRC_OFFSET, DL_FLIT_BYTES))
+assert WIRE_CRC_OFFSET == CRC_OFFSET
+
+
+def _flit_bytes(flit):
+    flit = bytes(flit)
+    if len(flit) != DL_FLIT_BYTES:
+        raise ValueError(f"a DL flit is {DL_FLIT_BYTES} bytes, not {len(flit)}")
+    return flit
+
+
+def to_wire(flit: bytes) -> bytes:
+    """The 640-byte DL flit ``flit`` (logical order) in the wire order of Figure 6-4, every byte
+    as it is (the CRC field is moved, not recomputed: see :func:`wire_flit`)."""
+    flit = _flit_bytes(flit)
+    return bytes(flit[b] for b in WIRE_ORDER)
+
+
+def from_wire(wire: bytes) -> bytes:
+    """The 640 wire bytes ``wire`` (Figure 6-4 order) in the logical order; the inverse of
+    :func:`to_wire`. The CRC field keeps the wire CRC, which :func:`crc_ok` does not accept."""
+    wire = _flit_bytes(wire)
+    return bytes(wire[w] for w in WIRE_POSITION)
+
+
+def wire_crc_field(wire: bytes) -> bytes:
+    """CRC0..CRC3 for the 640 wire bytes ``wire``: the CRC of :func:`crc_field` (same polynomial
+    and bit placement) over the bytes in wire order, with the CRC field zero [§6.3.1, §6.3.7]."""
+    wire = _flit_bytes(wire)
+    return crc_field(wire[:WIRE_CRC_OFFSET] + bytes(CRC_BYTES))
+
+
+def wire_flit(flit: bytes) -> bytes:
+    """The wire bytes of the logical DL flit ``flit`` (its CRC field is ignored), with the CRC
+    computed over the wire order and placed in CRC0..CRC3 as :func:`crc_field` places it."""
+    wire = to_wire(flit)[:WIRE_CRC_OFFSET]
+    return wire + wire_crc_field(wire + bytes(CRC_BYTES))
+
+
+def wire_crc_ok(wire: bytes) -> bool:
+    """Whether the CRC of the 640 wire bytes ``wire`` (Figure 6-4 order) is good."""
+    wire = bytes(wire)
+    return len(wire) == DL_FLIT_BYTES and wire[WIRE_CRC_OFFSET:] == wire_crc_field(wire)
 
 
 # --- TL flit sources ----------------------------------------------------------------------------
