@@ -3,7 +3,8 @@ is ``rtl/model/dl_llr.py`` (replay, link states) with ``rtl/model/dl_flit.py`` (
 both written from the spec without reading the RTL.
 
 One flit time is 10 clocks. Each flit time the model end sends one DL flit (its header and the
-body its packer made, with the model's CRC) and takes the RTL's flits as they come; each way a
+body its packer made, in the wire order of Figure 6-4 with the CRC over that order, as the
+model reads the figure) and takes the RTL's flits as they come; each way a
 channel corrupts or drops flits at random and delays them. TL traffic both ways: the RTL's
 ``tl_out`` must be the model end's TL flits in order, and the model end's unpacked flits the
 RTL's ``tl_in`` flits, once each. Where RTL and model read the spec differently, one of them
@@ -64,15 +65,17 @@ class _ModelEnd:
         self.received = []
 
     def send(self):
-        """The flit of this flit time as 640 bytes, or ``None``."""
+        """The flit of this flit time as 640 bytes in wire order, or ``None``."""
         flit = self.llr.send()
         if flit is None:
             return None
-        return dl_flit.assemble(flit.payload or _NOP, flit.header)
+        return dl_flit.wire_flit(dl_flit.assemble(flit.payload or _NOP, flit.header))
 
-    def receive(self, flit):
+    def receive(self, wire):
+        ok = dl_flit.wire_crc_ok(wire)
+        logical = dl_flit.from_wire(wire)               # its CRC made anew for the unpacker
+        flit = logical[:dl_flit.CRC_OFFSET] + dl_flit.crc_field(logical)
         header = int.from_bytes(flit[FH_OFFSET:FH_OFFSET + FH_BYTES], "little")
-        ok = dl_flit.crc_ok(flit)
         delivered = self.llr.receive(dl_llr.Flit(header, flit if ok else None), crc_ok=ok)
         if delivered is not None:
             self.received.extend(self.unpacker.feed(delivered))

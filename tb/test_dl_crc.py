@@ -1,10 +1,11 @@
 """The DL CRC stages (``rtl/dl/crc_insert.py``, ``rtl/dl/crc_check.py``) against the golden
 model's CRC (``rtl/model/dl_flit.py``, itself checked against a bit-by-bit long division).
 
-Insert: every flit leaves with the model's CRC field (inverted when killed), its other bytes
-untouched, in order, under random gaps and stalls, one beat per clock when neither. Check:
-good flits pass with ``crc_ok``, flits with bit errors fail it, every beat carries its flit's
-header and segment headers.
+Both see flits in the wire order and compute the CRC over the bytes in that order. Insert:
+every flit leaves with the model's CRC field (inverted when killed), its other bytes untouched,
+in order, under random gaps and stalls, one beat per clock when neither. Check: good flits pass
+with ``crc_ok``, flits with bit errors fail it, every beat carries its flit's header and segment
+headers, found where the wire order of Figure 6-4 puts them (the model's ``from_wire``).
 """
 
 import dataclasses
@@ -101,9 +102,9 @@ async def insert(dut):
 
 @cocotb.test(timeout_time=2, timeout_unit="ms")
 async def check(dut):
-    """Model flits, some with one to three flipped bits anywhere (the CRC field too): ``crc_ok``
-    as the model says, the beats unchanged, each with its flit's header and segment
-    headers."""
+    """Random wire-order flits with their CRC, some with one to three flipped bits anywhere (the
+    CRC field too): ``crc_ok`` as the model says, the beats unchanged, each with its flit's
+    header and segment headers."""
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
     source = LayoutSource(dut, "i", phy_beat_layout, dut.clk, dut.rst)
@@ -122,14 +123,16 @@ async def check(dut):
             flits.append(bytes(flit))
             _send(source, flits[-1])
         for k, flit in enumerate(flits):
+            logical = model.from_wire(flit)             # where the headers are
             for b in range(BEATS_PER_FLIT):
                 beat = await sink.recv()
                 assert int(beat.data).to_bytes(BEAT_BYTES, "little") == \
                     flit[b * BEAT_BYTES:(b + 1) * BEAT_BYTES]
                 assert int(beat.crc_ok) == model.crc_ok(flit), f"flit {k}: crc_ok"
-                assert int(beat.header) == int.from_bytes(flit[FH_OFFSET:SH_OFFSET], "little")
+                assert int(beat.header) == \
+                    int.from_bytes(logical[FH_OFFSET:SH_OFFSET], "little")
                 assert [beat.headers[s].as_bits() for s in range(SEGMENTS)] == \
-                    list(flit[SH_OFFSET:SH_OFFSET + SEGMENTS])
+                    list(logical[SH_OFFSET:SH_OFFSET + SEGMENTS])
     await ClockCycles(dut.clk, 4)
     assert source.empty() and sink.empty()
 

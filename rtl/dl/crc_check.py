@@ -1,7 +1,7 @@
 """The DL receiver's CRC stage: each 640-byte DL flit checked, and held until it is
 [UALink 1.0 §6.3.7, §6.6.1]."""
 
-from amaranth import Module, Signal
+from amaranth import Cat, Module, Signal
 from amaranth.lib import data
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import Component, In, Out
@@ -9,9 +9,14 @@ from amaranth.lib.wiring import Component, In, Out
 from ..crc import Crc32
 from .crc_insert import DL_CRC_CONFIG, dl_crc, feed_crc
 from .layout import (
+    BEAT_BYTES,
+    BEATS_PER_FLIT,
     CRC_BYTES,
     FH_BYTES,
+    FH_OFFSET,
     SEGMENTS,
+    SH_OFFSET,
+    WIRE_POSITION,
     checked_stream,
     last_beat_layout,
     phy_beat_layout,
@@ -32,9 +37,10 @@ _verdict = data.StructLayout({
 
 
 class DlCrcCheck(Component):
-    """Checks the CRC of each received DL flit (802.3 CRC-32 over all 640 bytes with the CRC
-    bytes zero, compared with the CRC bytes, x0 first [§6.3.7]) and releases the flit's beats
-    once the verdict is known, each with the verdict and the flit's headers.
+    """Checks the CRC of each received DL flit (802.3 CRC-32 over all 640 bytes as they are on
+    the wire, with the CRC bytes zero, compared with the CRC bytes, x0 first [§6.3.7]) and
+    releases the flit's beats once the verdict is known, each with the verdict and the flit's
+    headers, gathered from their places in the wire order (Figure 6-4).
 
     Latency: a flit's first beat leaves about 24 clocks after it arrives (its 10 beats, the
     engine's 11, the queues). Throughput: one beat per clock. ``i.ready`` falls only when the
@@ -64,8 +70,8 @@ class DlCrcCheck(Component):
         closing = last_beat_layout(beat.data)
         verdict = Signal(_verdict)
         m.d.comb += [
-            verdict.field.eq(closing.crc), verdict.header.eq(closing.header),
-            verdict.headers.eq(closing.headers),
+            verdict.field.eq(closing.crc),
+            Cat(verdict.header, verdict.headers).eq(_gather(m, beat, take)),
             self.i.ready.eq(crc.i.ready & beats.w_rdy & verdicts.w_rdy),
             beats.w_en.eq(take),
             beats.w_data.eq(beat),
@@ -92,3 +98,26 @@ class DlCrcCheck(Component):
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         return m
+
+
+def _gather(m, beat, take):
+    """The flit header and segment headers of the flit whose beats ``beat`` are, in wire order
+    (Figure 6-4), valid with its last beat: bytes of earlier beats are kept as they pass."""
+    index = Signal(range(BEATS_PER_FLIT))
+    with m.If(take):
+        m.d.sync += index.eq(index + 1)
+        with m.If(beat.last):
+            m.d.sync += index.eq(0)
+    words = data.ArrayLayout(8, BEAT_BYTES)(beat.data)
+    out = []
+    for logical in [*range(FH_OFFSET, FH_OFFSET + FH_BYTES),
+                    *range(SH_OFFSET, SH_OFFSET + SEGMENTS)]:
+        src, byte = divmod(WIRE_POSITION[logical], BEAT_BYTES)
+        if src == BEATS_PER_FLIT - 1:
+            out.append(words[byte])
+            continue
+        kept = Signal(8, name=f"kept_{logical}")
+        with m.If(take & (index == src)):
+            m.d.sync += kept.eq(words[byte])
+        out.append(kept)
+    return Cat(out)

@@ -9,6 +9,7 @@ from ..config import ConfiguredComponent
 from ..tl.layout import flit_stream
 from .crc_check import DlCrcCheck
 from .crc_insert import DlCrcInsert
+from .from_wire import DlFromWire
 from .layout import (
     ACK_TIMEOUT_BITS,
     MAX_UNACKED,
@@ -22,6 +23,7 @@ from .layout import (
 from .llr_rx import LlrRx
 from .llr_tx import LlrTx
 from .rx_unpack import DlUnpack
+from .to_wire import DlToWire
 from .tx_pack import DlPack
 
 __all__ = ["DlState", "UalinkDl"]
@@ -42,10 +44,11 @@ class UalinkDl(ConfiguredComponent):
     """One end of a UALink data link.
 
     Transmit: TL flits (``tl_in``) are packed into DL flit bodies (:class:`DlPack`), given
-    sequence numbers and headers and kept for replay (:class:`LlrTx`), and sent with their CRC
-    (:class:`DlCrcInsert`) on ``phy_out``. Receive: flits from ``phy_in`` are checked
-    (:class:`DlCrcCheck`), taken in order or dropped by the replay rules (:class:`LlrRx`),
-    and unpacked (:class:`DlUnpack`) to ``tl_out``. The receiver tells the transmitter what
+    sequence numbers and headers and kept for replay (:class:`LlrTx`), put in the wire order
+    of Figure 6-4 (:class:`DlToWire`) and sent with their CRC (:class:`DlCrcInsert`) on
+    ``phy_out``. Receive: flits from ``phy_in`` are checked (:class:`DlCrcCheck`), put back
+    in the logical order (:class:`DlFromWire`), taken in order or dropped by the replay rules
+    (:class:`LlrRx`), and unpacked (:class:`DlUnpack`) to ``tl_out``. The receiver tells the transmitter what
     to Ack and when to ask for a replay, and hands it the Acks and Replay Requests received.
 
     Link states [§6.7.1]: FAULT while ``fault`` (the reset state; [ours] no RS: ``fault``
@@ -58,9 +61,9 @@ class UalinkDl(ConfiguredComponent):
     receiver trust only Explicit flits until one is taken (Rx_ambiguous) [ours], since flits
     lost while the link was down never showed as bad CRCs.
 
-    Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 35 clocks
-    (its DL flit's 10 beats, the CRC's 11, registers), and out of ``tl_out`` about 25 clocks
-    after its DL flit's last beat arrives. Throughput: a DL flit every 10 clocks each way
+    Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 46 clocks
+    (its DL flit's 10 beats, the wire order's 11, the CRC's 11, registers), and out of
+    ``tl_out`` about 26 clocks after its DL flit's last beat arrives. Throughput: a DL flit every 10 clocks each way
     (9.8125 TL flits), while ``phy_out`` is ready and TxReplay has room.
 
     Parameters
@@ -116,16 +119,20 @@ class UalinkDl(ConfiguredComponent):
         cfg = self._config
         m.submodules.pack = pack = DlPack()
         m.submodules.llr_tx = tx = LlrTx(cfg)
+        m.submodules.to_wire = to_wire = DlToWire()
         m.submodules.crc_tx = crc_tx = DlCrcInsert()
         m.submodules.crc_rx = crc_rx = DlCrcCheck()
+        m.submodules.from_wire = from_wire = DlFromWire()
         m.submodules.llr_rx = rx = LlrRx(cfg)
         m.submodules.unpack = unpack = DlUnpack()
         connect(m, flipped(self.tl_in), pack.i)
         connect(m, pack.o, tx.body)
-        connect(m, tx.o, crc_tx.i)
+        connect(m, tx.o, to_wire.i)
+        connect(m, to_wire.o, crc_tx.i)
         connect(m, crc_tx.o, flipped(self.phy_out))
         connect(m, flipped(self.phy_in), crc_rx.i)
-        connect(m, crc_rx.o, rx.i)
+        connect(m, crc_rx.o, from_wire.i)
+        connect(m, from_wire.o, rx.i)
         connect(m, rx.o, unpack.i)
         connect(m, unpack.o, flipped(self.tl_out))
         m.d.comb += [

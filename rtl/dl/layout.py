@@ -6,8 +6,8 @@ listed, once, in ``rtl/dl/README.md``.
 
 The DL flit travels as :data:`BEATS_PER_FLIT` beats of :data:`BEAT_BYTES` bytes (byte ``k`` of
 a beat in bits ``8k .. 8k+7``; beat 0 first). Inside the DL its bytes follow the *logical*
-layout below [ours]; :mod:`rtl.dl.permute` maps it to the wire order, and is the one place to
-change when the physical placement of Figures 6-3/6-4 is adopted.
+layout below [ours], which is also the order on the PHY side and over which the CRC is
+computed; the wire order of Figure 6-4 is not yet adopted (``rtl/dl/README.md`` §1).
 """
 
 import dataclasses
@@ -52,6 +52,10 @@ __all__ = [
     "LinkMode",
     "RxCount",
     "TxCount",
+    "WIRE_ORDER",
+    "WIRE_POSITION",
+    "WIRE_ROWS",
+    "beat_sources",
     "body_beat_layout",
     "body_stream",
     "checked_beat_layout",
@@ -101,6 +105,58 @@ assert CRC_OFFSET + CRC_BYTES == DL_FLIT_BYTES
 BEAT_BYTES = 64
 BEAT_BITS = BEAT_BYTES * 8
 BEATS_PER_FLIT = DL_FLIT_BYTES // BEAT_BYTES
+
+#: [Figure 6-4] The wire order: the figure's 40 rows of 16 bytes, row 0 first, left to right
+#: (wire byte ``16 * row + column``) [ours: the reading order of the figure]. ``Sx`` is all 4
+#: bytes of payload sector ``x``, ``Sx.By`` its byte ``y``.
+WIRE_ROWS = (
+    "S0 S1 S2 S3", "S4 S5 S6 S7", "S8 S9 S10 S11", "S12 S13 S14 S15",
+    "S31.B0 S31.B1 S31.B2 SH0 S16 S17 S18", "S19 S20 S21 S22", "S23 S24 S25 S26",
+    "S27 S28 S29 S30",
+    "S47.B0 S47.B1 S47.B2 S31.B3 S32 S33 S34", "S35 S36 S37 S38", "S39 S40 S41 S42",
+    "S43 S44 S45 S46",
+    "S63.B0 S63.B1 S47.B3 SH1 S48 S49 S50", "S51 S52 S53 S54", "S55 S56 S57 S58",
+    "S59 S60 S61 S62",
+    "S79.B0 S79.B1 S63.B2 S63.B3 S64 S65 S66", "S67 S68 S69 S70", "S71 S72 S73 S74",
+    "S75 S76 S77 S78",
+    "S95.B0 S79.B2 S79.B3 SH2 S80 S81 S82", "S83 S84 S85 S86", "S87 S88 S89 S90",
+    "S91 S92 S93 S94",
+    "S111.B0 S95.B1 S95.B2 S95.B3 S96 S97 S98", "S99 S100 S101 S102", "S103 S104 S105 S106",
+    "S107 S108 S109 S110",
+    "S111.B1 S111.B2 S111.B3 SH3 S112 S113 S114", "S115 S116 S117 S118",
+    "S119 S120 S121 S122", "S123 S124 S125 S126",
+    "S127 S128 S129 S130", "S131 S132 S133 S134", "S135 S136 S137 S138",
+    "S139 S140 S141 S142",
+    "S156.B0 S156.B1 S156.B2 SH4 S143 S144 S145", "S146 S147 S148 S149",
+    "S150 S151 S152 S153",
+    "FH0 FH1 FH2 S156.B3 S154 S155 CRC0 CRC1 CRC2 CRC3",
+)
+
+
+def _logical_bytes(token):
+    """The logical byte(s) a :data:`WIRE_ROWS` token names."""
+    for name, offset in (("CRC", CRC_OFFSET), ("FH", FH_OFFSET), ("SH", SH_OFFSET)):
+        if token.startswith(name):
+            return [offset + int(token[len(name):])]
+    sector, _, byte = token[1:].partition(".B")
+    first = int(sector) * SECTOR_BYTES
+    return [first + int(byte)] if byte else list(range(first, first + SECTOR_BYTES))
+
+
+#: ``WIRE_ORDER[w]``: the logical byte that wire byte ``w`` carries.
+WIRE_ORDER = tuple(b for row in WIRE_ROWS for token in row.split() for b in _logical_bytes(token))
+assert sorted(WIRE_ORDER) == list(range(DL_FLIT_BYTES))
+#: ``WIRE_POSITION[b]``: the wire byte that carries logical byte ``b``.
+WIRE_POSITION = tuple(WIRE_ORDER.index(b) for b in range(DL_FLIT_BYTES))
+
+
+def beat_sources(order, beat):
+    """Where each byte of beat ``beat`` of a flit reordered by ``order`` comes from, as
+    ``(source beat, byte in that beat)`` in the other order: ``order`` is :data:`WIRE_ORDER`
+    (a wire beat from logical beats) or :data:`WIRE_POSITION` (a logical beat from wire
+    beats)."""
+    first = beat * BEAT_BYTES
+    return [divmod(order[first + k], BEAT_BYTES) for k in range(BEAT_BYTES)]
 
 #: [§6.6.6.1] Flit sequence numbers: 9 bits, 1 .. 511, 0 reserved, arithmetic mod 511.
 SEQ_BITS = 9
