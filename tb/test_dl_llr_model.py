@@ -8,7 +8,6 @@ goodput against the go-back-N bound.
 """
 
 import random
-from collections import deque
 
 import pytest
 
@@ -41,11 +40,7 @@ from rtl.model.dl_llr import (
     seq_diff,
 )
 from sim import harness
-
-
-def flit_seq(index):
-    """The sequence number of the ``index``-th payload flit since reset [§6.6.6.1]."""
-    return seq_add(SEQ_RESET, index + 1)
+from sim.dl_model_link import Channel, Link, flit_seq
 
 
 def round_trip(delay):
@@ -564,118 +559,6 @@ def test_fault_resets_replay_state():
 
 
 # --- Two endpoints over a lossy channel -----------------------------------------------------------
-
-class Channel:
-    """A delay line of ``delay`` flit times that corrupts flits.
-
-    Each flit is bad with probability ``q``; with probability ``burst_rate`` a burst of 1 ..
-    ``burst_max`` bad flits starts; ``hook(flit)`` may force a flit bad. A bad flit arrives
-    with its header changed and a "garbage" payload, and ``crc_ok`` False.
-    """
-
-    def __init__(self, delay, rng, q=0.0, burst_rate=0.0, burst_max=1, hook=None):
-        self.line = deque([None] * delay)
-        self.rng, self.q, self.hook = rng, q, hook
-        self.burst_rate, self.burst_max, self.burst = burst_rate, burst_max, 0
-
-    def carry(self, flit):
-        self.line.append(flit)
-        out = self.line.popleft()
-        if out is None or not self._bad(out):
-            return out, True
-        return Flit(out.header ^ 0x5A5A5A, "garbage"), False
-
-    def _bad(self, flit):
-        if self.hook and self.hook(flit):
-            return True
-        if self.burst:
-            self.burst -= 1
-            return True
-        if self.rng.random() < self.burst_rate:
-            self.burst = self.rng.randint(1, self.burst_max) - 1
-            return True
-        return self.rng.random() < self.q
-
-
-class TxMonitor:
-    """Re-derives the transmit rules from the flits one endpoint sends (payloads ``(end, k)``).
-
-    Every header decodes; the payload bit matches the payload; an explicit flit at least every
-    7 flits [§6.6.5.6]; a payload flit carries the sequence number of its index (explicit) or
-    its low bits (command); new payloads go out in order, op Original when explicit; a payload
-    flit that does not follow the previous one starts a replay: explicit op Replay; a NOP
-    carries Tx_last_seq [§6.6.6.1]; ackReqSeq is never 0.
-    """
-
-    def __init__(self):
-        self.commands = 0
-        self.last_index = self.max_index = -1
-
-    def check(self, flit):
-        if flit is None:
-            return
-        h = decode_header(flit.header)
-        assert h.payload == (flit.payload is not None)
-        self.commands = 0 if h.explicit else self.commands + 1
-        assert self.commands < EXPLICIT_INTERVAL
-        assert h.explicit or h.ack_req_seq != 0
-        index = flit.payload[1] if h.payload else self.max_index
-        seq = flit_seq(index)
-        assert h.seq == (seq if h.explicit else seq & 7)
-        if not h.payload:
-            assert h.op is not Op.REPLAY
-            return
-        if index > self.max_index:
-            assert index == self.max_index + 1
-            assert h.op is not Op.REPLAY
-        elif h.explicit:
-            assert h.op is Op.REPLAY
-        if index != self.last_index + 1:
-            assert h.op is Op.REPLAY
-        self.last_index, self.max_index = index, max(index, self.max_index)
-
-
-class Link:
-    """Endpoints ``a`` and ``b`` back to back over two :class:`Channel` s.
-
-    Each flit time: the TL of each end offers a payload with probability ``load``, both ends
-    send, the channels carry, both ends receive. Deliveries are checked in order at once.
-    """
-
-    def __init__(self, rng, ab, ba, load=(0.8, 0.8), **kwargs):
-        self.rng, self.load = rng, load
-        self.ends = (DlEndpoint(**kwargs), DlEndpoint(**kwargs))
-        self.channels = (ab, ba)
-        self.monitors = (TxMonitor(), TxMonitor())
-        self.offered, self.delivered, self.t = [0, 0], [0, 0], 0
-
-    def step(self, offer=True):
-        for i, ep in enumerate(self.ends):
-            if offer and self.rng.random() < self.load[i]:
-                ep.push((i, self.offered[i]))
-                self.offered[i] += 1
-        flits = [ep.send() for ep in self.ends]
-        for i, f in enumerate(flits):
-            self.monitors[i].check(f)
-            out, ok = self.channels[i].carry(f)
-            got = self.ends[1 - i].receive(out, crc_ok=ok)
-            if got is not None:
-                assert got == (i, self.delivered[i]), f"flit time {self.t}: {got}"
-                self.delivered[i] += 1
-        self.t += 1
-
-    def run(self, flit_times, offer=True):
-        for _ in range(flit_times):
-            self.step(offer)
-
-    def drain(self, limit):
-        """Run without new traffic until everything is delivered and acknowledged."""
-        for _ in range(limit):
-            if self.delivered == self.offered and all(ep.quiescent for ep in self.ends):
-                return
-            self.step(offer=False)
-        raise AssertionError(f"not drained: {self.delivered} of {self.offered}")
-
 
 SOAK = {
     # name: (q, delay, depth, extra channel / endpoint settings)
