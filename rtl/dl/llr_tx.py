@@ -1,6 +1,8 @@
 """The DL transmitter's link-level replay: sequence numbers, the TxReplay buffer, Acks and Replay
 Requests received, flit headers [UALink 1.0 §6.6]."""
 
+from types import SimpleNamespace
+
 from amaranth import Module, Mux, Signal
 from amaranth.lib import enum
 from amaranth.lib.memory import Memory
@@ -170,6 +172,8 @@ class LlrTx(ConfiguredComponent):
             with m.If(first):
                 m.d.sync += [src.eq(choice), slot.eq(choice_slot), seq.eq(choice_seq)]
         self._output(m, rd, step, advance, now, last, header)
+        #: Read-only view of the internal state, for the proof (tb/test_dl_replay_proof.py).
+        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first)
         self._ingress(m, st, start)
         self._timer(m, st, step & last)
         self._count(m, st, step & last, now)
