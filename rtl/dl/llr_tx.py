@@ -278,7 +278,10 @@ class LlrTx(ConfiguredComponent):
         in_buffer = seq_diff(st.last_seq, a) <= _WINDOW
         ack = ingress.command & (ingress.op == FlitOp.ACK)
         ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
-        ack_ok = ack & (freed <= _WINDOW) & in_buffer
+        # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
+        # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
+        # overlap and would take an Ack 255 or 256 ahead, leaving 256 flits "unacknowledged".
+        ack_ok = ack & (freed <= st.unacked)
         ask_ok = ask & (seq_diff(a, seq_next(st.last_ack)) <= _WINDOW) & in_buffer
         st.ack_error = ack & ~ack_ok
         st.ask_error = ask & ~ask_ok
