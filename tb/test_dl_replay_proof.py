@@ -15,7 +15,6 @@ from rtl.dl.layout import (
     SEQ_MODULUS,
     DlConfig,
     FlitOp,
-    checked_beat_layout,
     command_header,
     explicit_header,
 )
@@ -107,12 +106,10 @@ def test_occupancy_proof_can_fail(tmp_path):
 RX_CONFIG = DlConfig()
 #: Round trip bound, in flits: the first flit of the replay a Replay Request asks for is at most
 #: this many flits after the flit that made LlrRx ask; ``replay_limit`` is above it.
-RT = 254
-#: Bits of the payload tag (the true flit index, modulo).
-TAG_BITS = 10
+RT = 16
 #: The transmitter's window: unacknowledged payload flits.
 TX_WINDOW = MAX_UNACKED
-RX_DEPTH = 3
+RX_DEPTH = 1
 
 
 class _InOrder(Elaboratable):
@@ -125,8 +122,8 @@ class _InOrder(Elaboratable):
         self.rx = LlrRx(RX_CONFIG)
         free = {"valid": 1, "o_ready": 1, "resync": 1, "limit": REPLAY_LIMIT_BITS,
                 "send": 1, "explicit": 1, "good": 1, "junk": FH_BYTES * 8,
-                "junk_tag": TAG_BITS, "ask": 1, "ack_req_seq": SEQ_BITS,
-                "take": 1, "drop": 1, "refresh": 1, "ack": 1}
+                "junk_tag": SEQ_BITS, "ask": 1, "ack_req_seq": SEQ_BITS,
+                "take": 1, "drop": 1, "refresh": 1}
         self.free = SimpleNamespace(**{k: Signal(w, name=f"f_{k}") for k, w in free.items()})
 
     def inputs(self):
@@ -137,30 +134,30 @@ class _InOrder(Elaboratable):
         rx, f = self.rx, self.free
         m.submodules.rx = rx.elaborate(platform)
         rx._MustUse__used = True
-        # The transmitter: Tx_last_seq and that flit's tag, Rx_last_ack, the replay.
+        # The transmitter, relative to Rx_last_seq_calc: Tx_last_seq is ``lead`` flits on; a
+        # replay sends the flit ``ahead`` flits after the one LlrRx expects.
         tx = SimpleNamespace(
-            seq=Signal(SEQ_BITS, init=SEQ_MODULUS, name="tx_seq"),
-            tag=Signal(TAG_BITS, name="tx_tag"),
-            acked=Signal(SEQ_BITS, init=SEQ_MODULUS, name="tx_acked"),
+            lead=Signal(range(TX_WINDOW + 1), name="tx_lead"),
             replay=Signal(name="tx_replay"),
-            ptr=Signal(SEQ_BITS, init=1, name="tx_ptr"),         # the next flit to replay
+            ahead=Signal(range(TX_WINDOW + 1), name="tx_ahead"),
             first=Signal(name="tx_first"),                      # Tx_first_replay
             # A Replay Request on its way back: its ackReqSeq, flits since LlrRx asked.
             pending=Signal(name="rq_pending"), req=Signal(SEQ_BITS, init=1, name="rq_seq"),
             age=Signal(range(RT), name="rq_age"))
-        # The receiving side: the tag wanted next, the beat, the flit under way.
-        want = Signal(TAG_BITS, init=1)
+        # The receiving side: the flit wanted next, the beat, the flit under way.
+        want = Signal(SEQ_BITS, init=1)
         beat = Signal(range(BEATS_PER_FLIT))
-        held = Signal(checked_beat_layout)
-        held_tag = Signal(TAG_BITS)
+        held_ok, held_header, held_tag = Signal(), Signal(FH_BYTES * 8), Signal(SEQ_BITS)
 
         i = rx.i
         go = i.valid & i.ready & (beat == 0)                     # a flit starts
-        fresh, fresh_tag = self._transmit(m, tx, go)
+        fresh_ok, fresh_header, fresh_tag = self._transmit(m, tx, go)
+        first = beat == 0
         m.d.comb += [
             i.valid.eq(f.valid),
-            i.p.eq(Mux(beat == 0, fresh, held)),
-            i.p.data.eq(Mux(beat == 0, fresh_tag, held_tag)),
+            i.p.crc_ok.eq(Mux(first, fresh_ok, held_ok)),
+            i.p.header.eq(Mux(first, fresh_header, held_header)),
+            i.p.data.eq(Mux(first, fresh_tag, held_tag)),
             i.p.last.eq(beat == BEATS_PER_FLIT - 1),
             rx.o.ready.eq(f.o_ready), rx.resync.eq(f.resync), rx.replay_limit.eq(f.limit),
             Assume(f.limit >= self.limit_min, "replay_limit above the round trip"),
@@ -168,37 +165,36 @@ class _InOrder(Elaboratable):
         with m.If(i.valid & i.ready):
             m.d.sync += beat.eq(Mux(beat == BEATS_PER_FLIT - 1, 0, beat + 1))
             with m.If(beat == 0):
-                m.d.sync += [held.eq(fresh), held_tag.eq(fresh_tag)]
+                m.d.sync += [held_ok.eq(fresh_ok), held_header.eq(fresh_header),
+                             held_tag.eq(fresh_tag)]
         o = rx.o
         with m.If(o.valid & o.ready & (beat == BEATS_PER_FLIT - 1)):
-            m.d.sync += want.eq(want + 1)
-        m.d.comb += Assert(~o.valid | (o.p.data[:TAG_BITS] == want),
+            m.d.sync += want.eq(seq_next(want))
+        m.d.comb += Assert(~o.valid | (o.p.data[:SEQ_BITS] == want),
                            "in order: each payload flit delivered is the next one sent")
         if self.invariants:
             self._invariants(m, tx, want, beat, held_tag)
         return m
 
     def _transmit(self, m, tx, go):
-        """The flit the transmitter sends when one starts (``go``): the fresh first beat and
-        its tag; the transmitter's and the request's state moves on ``go``."""
+        """The flit the transmitter sends when one starts (``go``): its CRC verdict, header and
+        tag; the transmitter's and the request's state moves on ``go``."""
         rx, f = self.rx, self.free
+        last = rx.rx_seq
+        e = seq_next(last)
         # The request is taken (this flit is the replay's first) or lost, by RT flits.
         taking = tx.pending & f.take
         leaving = tx.pending & (f.take | f.drop | (tx.age == RT - 1))
-        replay = Mux(taking, 1, tx.replay)
         first = Mux(taking, 1, tx.first)
-        start = Mux(taking, tx.req, tx.ptr)
-        # [ours] Flits acknowledged meanwhile are skipped, as LlrTx does.
-        unacked = seq_diff(tx.seq, tx.acked)
-        oldest = seq_next(tx.acked)
-        ptr = Mux(seq_diff(start, oldest) > unacked, oldest, start)
-        more = replay & (ptr != seq_next(tx.seq))
+        ahead = Mux(taking, seq_diff(tx.req, e), tx.ahead)
+        more = (taking | tx.replay) & (ahead < tx.lead)
         # In DL Up a replay sends its flits back to back [§6.6.6.6]; otherwise a new payload
-        # flit if the window has room [§6.6.6.5], or a NOP, as the free input chooses.
-        payload = more | (f.send & (unacked < TX_WINDOW))
+        # flit if fewer than TX_WINDOW are unacknowledged [§6.6.6.5], or a NOP, as the free
+        # input chooses. (Acknowledged at once: any Tx_last_ack would allow fewer new flits.)
+        payload = more | (f.send & (tx.lead < TX_WINDOW))
         replayed = payload & more
-        seq = Mux(payload, Mux(more, ptr, seq_next(tx.seq)), tx.seq)
-        tag = Mux(more, tx.tag - seq_diff(tx.seq, ptr), tx.tag + 1)[:TAG_BITS]
+        # A payload flit's number, or a NOP's: Tx_last_seq [§6.6.6.1].
+        seq = _seq_add(last, Mux(payload, Mux(more, ahead, tx.lead) + 1, tx.lead))
         explicit, command = Signal(explicit_header), Signal(command_header)
         m.d.comb += [
             explicit.op.eq(Mux(replayed, FlitOp.REPLAY, FlitOp.ORIGINAL)),
@@ -207,23 +203,17 @@ class _InOrder(Elaboratable):
             command.payload.eq(payload), command.seq_lo.eq(seq[:3]),
             command.ack_req_seq.eq(Mux(f.ack_req_seq == 0, 1, f.ack_req_seq)),
         ]
-        fresh = Signal(checked_beat_layout)
-        m.d.comb += [
-            fresh.crc_ok.eq(f.good),
-            fresh.header.eq(Mux(~f.good, f.junk,
-                                Mux(f.explicit | (replayed & first), explicit.as_value(),
-                                    command.as_value()))),
-        ]
+        header = Mux(~f.good, f.junk, Mux(f.explicit | (replayed & first), explicit.as_value(),
+                                          command.as_value()))
+        # LlrRx takes this flit as the next payload flit: all offsets move down one.
+        took = rx.o.valid
         with m.If(go):
-            m.d.sync += [tx.replay.eq(more), tx.ptr.eq(Mux(replayed, seq_next(ptr), ptr)),
-                         tx.first.eq(first & ~replayed)]
-            with m.If(payload & ~more):
-                m.d.sync += [tx.seq.eq(seq_next(tx.seq)), tx.tag.eq(tx.tag + 1)]
-            with m.If(f.ack):
-                m.d.sync += tx.acked.eq(rx.rx_seq)
+            m.d.sync += [tx.replay.eq(more), tx.first.eq(first & ~replayed),
+                         tx.ahead.eq(ahead + replayed - took),
+                         tx.lead.eq(tx.lead + (payload & ~more) - took)]
             # The request: gone, or older; a new one (for the flit arriving now); its
             # ackReqSeq is Rx_last_seq_calc + 1 when a copy is sent, a flit or two later.
-            ask = seq_next(rx.rx_seq)
+            ask = seq_next(last)
             m.d.comb += Assert(~rx.request | ~tx.pending | leaving, "one request at a time")
             with m.If(leaving):
                 m.d.sync += tx.pending.eq(0)
@@ -233,7 +223,7 @@ class _InOrder(Elaboratable):
                     m.d.sync += tx.req.eq(ask)
             with m.If(rx.request):
                 m.d.sync += [tx.pending.eq(1), tx.req.eq(ask), tx.age.eq(0)]
-        return fresh, Mux(f.good, tag, f.junk_tag)
+        return f.good, header, Mux(f.good, seq, f.junk_tag)
 
     def _invariants(self, m, tx, want, beat, held_tag):
         rx = self.rx
@@ -241,32 +231,27 @@ class _InOrder(Elaboratable):
         last = rx.rx_seq
         e = seq_next(last)                          # the payload flit LlrRx expects
         normal = ~rs.replay & ~rs.ambiguous
-        unacked = seq_diff(tx.seq, tx.acked)
-        # The next payload flit the transmitter sends (but for a request taken).
-        oldest = seq_next(tx.acked)
-        ptr = Mux(seq_diff(tx.ptr, oldest) > unacked, oldest, tx.ptr)
-        more = tx.replay & (ptr != seq_next(tx.seq))
-        s = Mux(more, ptr, seq_next(tx.seq))
-        ahead = seq_diff(s, e)
+        # The next payload flit the transmitter sends (but for a request taken), from ``e``.
+        more = tx.replay & (tx.ahead < tx.lead)
+        ahead = Mux(more, tx.ahead, tx.lead)
         under_way = (beat != 0) & rs.keep           # accepted, still being delivered
         m.d.comb += [
             Assert((beat == rs.beat) & (beat < BEATS_PER_FLIT), "i: beats in step"),
             Assert(~under_way | (held_tag == want), "i: the flit under way"),
-            Assert((tx.seq != 0) & (tx.acked != 0) & (last != 0) & (tx.ptr != 0),
-                   "i: seq 1 .. 511"),
-            Assert((seq_diff(last, tx.acked) <= unacked) & (unacked <= TX_WINDOW),
-                   "i: window"),
-            Assert((want - 1 + under_way)[:TAG_BITS]
-                   == (tx.tag - seq_diff(tx.seq, last))[:TAG_BITS], "i: tags"),
-            Assert(~tx.replay | (seq_diff(tx.ptr, oldest) <= unacked)
-                   | (seq_diff(oldest, tx.ptr) <= 1), "i: replay pointer"),
-            Assert(ahead <= unacked, "i: the stream is not behind"),
+            Assert(want == Mux(under_way, last, e), "i: the flit wanted"),
+            Assert((last != 0) & (tx.lead <= TX_WINDOW), "i: window"),
             Assert(~normal | ((ahead <= rs.bad) & (rs.bad < 7)), "i: in sync"),
-            Assert(tx.age < RT, "i: a request is taken or lost by RT flits"),
             Assert(~rs.replay | (ahead != 0), "i: replaying, a flit sent is missing"),
+            Assert(tx.age < RT, "i: a request is taken or lost by RT flits"),
             Assert(~tx.pending | (rs.replay & (tx.req == e) & (rs.unexpected == tx.age)),
                    "i: a request on its way"),
         ]
+
+
+def _seq_add(seq, k):
+    """Sequence number ``seq`` plus ``k`` (0 .. 510) in the spec's arithmetic (511 + 1 is 1)."""
+    total = seq + k
+    return Mux(total > SEQ_MODULUS, total - SEQ_MODULUS, total)[:SEQ_BITS]
 
 
 def test_in_order_proof(tmp_path):
