@@ -116,7 +116,6 @@ class LlrRx(ConfiguredComponent):
             arrive.eq(self.i.valid & self.i.ready & first),
         ]
         accept = self._decide(m, arrive)
-        #: Read-only view of the internal state, for the proof (tb/test_dl_replay_proof.py).
         self.state.beat, self.state.keep = beat, keep
         # Whether a flit at the first beat is taken does not depend on ``i.ready`` (which
         # depends on it): the rules are evaluated on the beat present, and act when it moves.
@@ -135,6 +134,7 @@ class LlrRx(ConfiguredComponent):
         ambiguous = Signal(name="rx_ambiguous")
         replay = Signal(name="rx_replay")
         last = self.rx_seq                                  # Rx_last_seq_calc
+        # A read-only view of the state, for the proof (tb/test_dl_replay_proof.py).
         self.state = SimpleNamespace(bad=bad, unexpected=unexpected, ambiguous=ambiguous,
                                      replay=replay)
         explicit = explicit_header(self.i.p.header)

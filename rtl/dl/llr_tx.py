@@ -172,7 +172,7 @@ class LlrTx(ConfiguredComponent):
             with m.If(first):
                 m.d.sync += [src.eq(choice), slot.eq(choice_slot), seq.eq(choice_seq)]
         self._output(m, rd, step, advance, now, last, header)
-        #: Read-only view of the internal state, for the proof (tb/test_dl_replay_proof.py).
+        # A read-only view of the state, for the proof (tb/test_dl_replay_proof.py).
         self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first)
         self._ingress(m, st, start)
         self._timer(m, st, step & last)
