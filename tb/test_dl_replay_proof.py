@@ -15,7 +15,7 @@ malformed, §6.6.6.3, and is the only source of ``ingress``). Invariants: the ha
 Tx_last_seq and Rx_last_ack equal LlrTx's (and are 1 .. 511, their distance the count); the
 body beats taken of the flit under way equal LlrTx's beat while it sends a packer flit, and
 that flit had room. TxReplay's 512-bit RAM is outside the asserts' cone of influence and Yosys
-drops it: the proof takes about 2 s at depth 2 and 11 s at 255.
+drops it: the proof takes about 2 s at ``replay_depth`` 1 or 2, 11 s at 255.
 
 This proof found that LlrTx, following §6.6.6.3's two window tests (each distance <= 256), took
 an Ack 255 or 256 ahead of Tx_last_seq while 0 or 1 flits were unacknowledged (the tests
@@ -55,10 +55,12 @@ Assumptions, each a fact of the spec or a generalisation of it:
   that passed).
 - The transmitter's window uses LlrRx's Rx_last_seq_calc as Rx_last_ack (an Ack at once): a real
   Rx_last_ack lags it, and allows fewer new flits, so this admits every real choice.
-- No NOP flits inside a replay: §6.6.6.6 sends a replay's flits back to back in DL Up. (LlrTx
-  sends NOP flits while not Up; if a replay is cut by a link-down that the partner does not
-  see, an accepted Command NOP can clear Rx_bad_crc_count while flits of the replay were
-  lost. The link states are outside this proof.)
+- No NOP flits inside a replay: §6.6.6.6 sends a replay's flits back to back in DL Up. The
+  link states are outside this proof. (LlrTx sends NOP flits while not Up. If a replay is cut
+  so and the partner does not resync, a Command NOP whose flitSeqLo matches Rx_last_seq_calc
+  is accepted and clears Rx_bad_crc_count while flits of the replay are lost: with the proof's
+  transmitter allowed such NOPs the invariant "in sync" fails, and a simulation of LlrRx with
+  2 replayed flits lost, such a NOP, 6 more lost, delivers flit 31 right after flit 22.)
 - A request is taken at a flit boundary (LlrTx's restart of a replayed flit under way,
   [ours], amounts to taking it at the next one). LlrTx's skipping of flits acknowledged during a
   replay [ours] never applies here: a replay starts at the flit LlrRx expects, and nothing past
