@@ -30,7 +30,7 @@ modulo 511; the transmitter holds at most 255 flits, so no two flits it may send
 
 The environment is an abstract transmitter that follows the spec, feeding LlrRx's ``i``
 (``checked_stream``: 10 beats per DL flit, the CRC verdict and the flit header on every beat),
-with free ``i.valid``, ``o.ready`` and ``resync``. At each flit the transmitter sends, in DL
+with free ``i.valid``, ``o.ready``, ``resync`` and resets (of both ends at once). At each flit the transmitter sends, in DL
 Up: the next flit of a replay while one has flits left, back to back [§6.6.6.6]; else, as a
 free input chooses, a new payload flit (if fewer than 255 are unacknowledged, §6.6.6.5) or a
 NOP flit carrying Tx_last_seq [§6.6.6.1]. Any flit may be Explicit or Command (Ack or Replay
@@ -74,7 +74,8 @@ stream is past the flit expected; a request on its way is younger than ``round_t
 the flit expected, LlrRx is replaying and its Rx_unexpected_count is the request's age. The
 proof takes about 3 s.
 
-Mutants, each made by hand and each failing the proof: in LlrTx, an Ack freeing one flit too
+Mutants, each made by hand and each failing the proof (the first and fourth from reset, the
+others in the induction step, breaking an invariant): in LlrTx, an Ack freeing one flit too
 many (Rx_last_ack := ackReqSeq + 1), room while ``unacked <= replay_depth``, a replayed flit
 advancing Tx_last_seq, the spec's two Ack window tests; in LlrRx, Command flits taken while
 replaying (``eligible`` without ``~replay``), Rx_ambiguous one bad CRC late (at 8), a NOP
