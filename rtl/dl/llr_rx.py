@@ -1,6 +1,8 @@
 """The DL receiver's link-level replay: which checked flits go up, in order, and what the local
 transmitter must Ack or Replay-Request [UALink 1.0 §6.6.6.2-§6.6.6.4]."""
 
+from types import SimpleNamespace
+
 from amaranth import Module, Mux, Signal
 from amaranth.lib.wiring import In, Out
 
@@ -114,6 +116,7 @@ class LlrRx(ConfiguredComponent):
             arrive.eq(self.i.valid & self.i.ready & first),
         ]
         accept = self._decide(m, arrive)
+        self.state.beat, self.state.keep = beat, keep
         # Whether a flit at the first beat is taken does not depend on ``i.ready`` (which
         # depends on it): the rules are evaluated on the beat present, and act when it moves.
         m.d.comb += take.eq(Mux(first, accept, keep))
@@ -131,6 +134,9 @@ class LlrRx(ConfiguredComponent):
         ambiguous = Signal(name="rx_ambiguous")
         replay = Signal(name="rx_replay")
         last = self.rx_seq                                  # Rx_last_seq_calc
+        # A read-only view of the state, for the proof (tb/test_dl_replay_proof.py).
+        self.state = SimpleNamespace(bad=bad, unexpected=unexpected, ambiguous=ambiguous,
+                                     replay=replay)
         explicit = explicit_header(self.i.p.header)
         command = command_header(self.i.p.header)
         op, payload = explicit.op, explicit.payload

@@ -1,6 +1,8 @@
 """The DL transmitter's link-level replay: sequence numbers, the TxReplay buffer, Acks and Replay
 Requests received, flit headers [UALink 1.0 §6.6]."""
 
+from types import SimpleNamespace
+
 from amaranth import Module, Mux, Signal
 from amaranth.lib import enum
 from amaranth.lib.memory import Memory
@@ -170,6 +172,8 @@ class LlrTx(ConfiguredComponent):
             with m.If(first):
                 m.d.sync += [src.eq(choice), slot.eq(choice_slot), seq.eq(choice_seq)]
         self._output(m, rd, step, advance, now, last, header)
+        # A read-only view of the state, for the proof (tb/test_dl_replay_proof.py).
+        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first)
         self._ingress(m, st, start)
         self._timer(m, st, step & last)
         self._count(m, st, step & last, now)
@@ -274,7 +278,10 @@ class LlrTx(ConfiguredComponent):
         in_buffer = seq_diff(st.last_seq, a) <= _WINDOW
         ack = ingress.command & (ingress.op == FlitOp.ACK)
         ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
-        ack_ok = ack & (freed <= _WINDOW) & in_buffer
+        # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
+        # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
+        # overlap and would take an Ack 255 or 256 ahead, leaving 256 flits "unacknowledged".
+        ack_ok = ack & (freed <= st.unacked)
         ask_ok = ask & (seq_diff(a, seq_next(st.last_ack)) <= _WINDOW) & in_buffer
         st.ack_error = ack & ~ack_ok
         st.ask_error = ask & ~ask_ok
