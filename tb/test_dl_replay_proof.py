@@ -58,9 +58,11 @@ Assumptions, each a fact of the spec or a generalisation of it:
 - No NOP flits inside a replay: §6.6.6.6 sends a replay's flits back to back in DL Up. The
   link states are outside this proof. (LlrTx sends NOP flits while not Up. If a replay is cut
   so and the partner does not resync, a Command NOP whose flitSeqLo matches Rx_last_seq_calc
-  is accepted and clears Rx_bad_crc_count while flits of the replay are lost: with the proof's
-  transmitter allowed such NOPs the invariant "in sync" fails, and a simulation of LlrRx with
-  2 replayed flits lost, such a NOP, 6 more lost, delivers flit 31 right after flit 22.)
+  is accepted; were it to clear Rx_bad_crc_count while flits of the replay are lost, with 2
+  replayed flits lost, such a NOP and 6 more lost, flit 31 came right after flit 22 (found
+  with this proof's transmitter allowed such NOPs). LlrRx therefore does not clear the count on
+  a Command NOP [ours]; ``tb/test_dl_llr_rx.py`` runs that case. The proof with such NOPs
+  allowed fails its induction step on the "replaying" invariant, which was not reworked.)
 - A request is taken at a flit boundary (LlrTx's restart of a replayed flit under way,
   [ours], amounts to taking it at the next one). LlrTx's skipping of flits acknowledged during a
   replay [ours] never applies here: a replay starts at the flit LlrRx expects, and nothing past
