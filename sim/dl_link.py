@@ -15,7 +15,7 @@ from rtl.model import err_link as err_model
 
 from .flit_traffic import FlitCheck, FlitSource
 
-__all__ = ["DL_LINK", "DlLink", "DlLinkConfig"]
+__all__ = ["DL_LINK", "DlLink", "DlLinkConfig", "connect_dl", "dl_members"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,56 +72,75 @@ class DlLink(wiring.Component):
     """
 
     def __init__(self, config):
-        self._dl, self._link = config.dl, config.link
-        link_config = config.link
-        members = {
-            "enable": In(1), "retrain": In(1), "traffic": In(1),
-            "ack_timeout": In(ACK_TIMEOUT_BITS), "replay_limit": In(REPLAY_LIMIT_BITS),
-            "link_enable": In(1),
-            "ber_threshold": In(err_model.THRESHOLD_BITS),
-            "burst_threshold": In(err_model.THRESHOLD_BITS),
-            "burst_length": In(range(link_config.max_burst_length + 1)),
-            "drop_threshold": In(err_model.THRESHOLD_BITS),
-            "delay": In(range(link_config.max_delay + 1)),
-            "seed_ab": In(64), "seed_ba": In(64),
-        }
+        self._config = config
+        members = {**dl_members(config), "traffic": In(1)}
         for end in "ab":
             members.update({f"{end}_sent": Out(32), f"{end}_good": Out(32),
-                            f"{end}_bad": Out(32), f"{end}_state": Out(DlState),
-                            f"{end}_tx": Out(tx_counts), f"{end}_rx": Out(rx_counts),
-                            f"{end}_unacked": Out(8)})
-        members.update({"ab_counters": Out(counters_layout), "ba_counters": Out(counters_layout)})
+                            f"{end}_bad": Out(32)})
         super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
-        ends = {end: UalinkDl(self._dl) for end in "ab"}
-        links = {name: ErrorLink(self._link) for name in ("ab", "ba")}
+        ends = connect_dl(m, self, self._config)
         for end, dl in ends.items():
-            m.submodules[end] = dl
             m.submodules[f"{end}_source"] = source = FlitSource()
             m.submodules[f"{end}_check"] = check = FlitCheck()
             wiring.connect(m, source.o, dl.tl_in)
             wiring.connect(m, dl.tl_out, check.i)           # what ``end`` receives, checked
             m.d.comb += [
-                dl.enable.eq(self.enable), dl.retrain.eq(self.retrain), dl.fault.eq(0),
-                dl.ack_timeout.eq(self.ack_timeout), dl.replay_limit.eq(self.replay_limit),
                 source.enable.eq(self.traffic),
                 getattr(self, f"{end}_sent").eq(source.sent),
-                getattr(self, f"{end}_state").eq(dl.state),
-                getattr(self, f"{end}_tx").eq(dl.tx_counts),
-                getattr(self, f"{end}_rx").eq(dl.rx_counts),
-                getattr(self, f"{end}_unacked").eq(dl.unacked),
                 getattr(self, f"{end}_good").eq(check.good),
                 getattr(self, f"{end}_bad").eq(check.bad),
             ]
-        for name, link in links.items():
-            m.submodules[name] = link
-            wiring.connect(m, ends[name[0]].phy_out, link.i)
-            wiring.connect(m, link.o, ends[name[1]].phy_in)
-            m.d.comb += [getattr(link, control).eq(getattr(self, control))
-                         for control in _LINK_CONTROLS if control != "enable"]
-            m.d.comb += [link.enable.eq(self.link_enable), link.reseed.eq(0),
-                         link.seed.eq(getattr(self, f"seed_{name}")),
-                         getattr(self, f"{name}_counters").eq(link.counters)]
         return m
+
+
+def dl_members(config):
+    """The members a two-end top shares (:class:`DlLink`, :class:`sim.ualink_link.UalinkLink`):
+    the DL ends' and error links' controls, and each end's state and counters (see
+    :class:`DlLink`); ``config`` is a :class:`DlLinkConfig`."""
+    link = config.link
+    members = {
+        "enable": In(1), "retrain": In(1),
+        "ack_timeout": In(ACK_TIMEOUT_BITS), "replay_limit": In(REPLAY_LIMIT_BITS),
+        "link_enable": In(1),
+        "ber_threshold": In(err_model.THRESHOLD_BITS),
+        "burst_threshold": In(err_model.THRESHOLD_BITS),
+        "burst_length": In(range(link.max_burst_length + 1)),
+        "drop_threshold": In(err_model.THRESHOLD_BITS),
+        "delay": In(range(link.max_delay + 1)),
+        "seed_ab": In(64), "seed_ba": In(64),
+    }
+    for end in "ab":
+        members.update({f"{end}_state": Out(DlState), f"{end}_tx": Out(tx_counts),
+                        f"{end}_rx": Out(rx_counts), f"{end}_unacked": Out(8)})
+    members.update({"ab_counters": Out(counters_layout), "ba_counters": Out(counters_layout)})
+    return members
+
+
+def connect_dl(m, top, config):
+    """Add ends ``a`` and ``b`` (:class:`~rtl.dl.dl.UalinkDl`) and the error links ``ab`` and
+    ``ba`` between them to ``m``, with their controls and counters on ``top``'s
+    :func:`dl_members`; returns the ends by name (their ``tl_in`` and ``tl_out`` free)."""
+    ends = {end: UalinkDl(config.dl) for end in "ab"}
+    for end, dl in ends.items():
+        m.submodules[end] = dl
+        m.d.comb += [
+            dl.enable.eq(top.enable), dl.retrain.eq(top.retrain), dl.fault.eq(0),
+            dl.ack_timeout.eq(top.ack_timeout), dl.replay_limit.eq(top.replay_limit),
+            getattr(top, f"{end}_state").eq(dl.state),
+            getattr(top, f"{end}_tx").eq(dl.tx_counts),
+            getattr(top, f"{end}_rx").eq(dl.rx_counts),
+            getattr(top, f"{end}_unacked").eq(dl.unacked),
+        ]
+    for name in ("ab", "ba"):
+        m.submodules[name] = link = ErrorLink(config.link)
+        wiring.connect(m, ends[name[0]].phy_out, link.i)
+        wiring.connect(m, link.o, ends[name[1]].phy_in)
+        m.d.comb += [getattr(link, control).eq(getattr(top, control))
+                     for control in _LINK_CONTROLS if control != "enable"]
+        m.d.comb += [link.enable.eq(top.link_enable), link.reseed.eq(0),
+                     link.seed.eq(getattr(top, f"seed_{name}")),
+                     getattr(top, f"{name}_counters").eq(link.counters)]
+    return ends

@@ -19,8 +19,8 @@ from rtl.model import err_link as err_model
 
 from .streams import reset
 
-__all__ = ["TL_PER_CLOCK", "ber_threshold", "bound", "counts", "drain", "flit_error_rate",
-           "measure", "start"]
+__all__ = ["TL_PER_CLOCK", "ber_threshold", "bound", "counts", "dl_counts", "drain",
+           "flit_error_rate", "go_back_n", "measure", "start"]
 
 #: The link's TL capacity: 157 sectors of 16 per DL flit of 10 clocks [§6.3.1].
 TL_PER_CLOCK = PAYLOAD_SECTORS / TL_FLIT_SECTORS / BEATS_PER_FLIT
@@ -34,9 +34,13 @@ def flit_error_rate(ber):
 
 
 def bound(ber, m):
-    """The go-back-N goodput bound (1 - q) / (1 + (m - 1) q), ``m`` the round trip in DL
-    flits."""
-    q = flit_error_rate(ber)
+    """The go-back-N goodput bound at bit error rate ``ber`` (:func:`go_back_n`)."""
+    return go_back_n(flit_error_rate(ber), m)
+
+
+def go_back_n(q, m):
+    """The go-back-N goodput bound (1 - q) / (1 + (m - 1) q) at flit error rate ``q``, ``m`` the
+    round trip in DL flits."""
     return (1 - q) / (1 + (m - 1) * q)
 
 
@@ -45,11 +49,10 @@ def ber_threshold(ber):
 
 
 async def start(dut, *, delay, seed, ack_timeout=40_000, replay_limit=50):
-    """Clock, controls, reset; returns once both ends are UP (traffic off, errors off)."""
+    """Clock, controls, reset; returns once both ends are UP (errors off)."""
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.enable.value = 1
     dut.retrain.value = 0
-    dut.traffic.value = 0
     dut.ack_timeout.value = ack_timeout
     dut.replay_limit.value = replay_limit
     dut.link_enable.value = 0
@@ -71,11 +74,19 @@ async def up(dut, clocks=20_000):
 
 
 def counts(dut):
-    """Every counter as a flat dict of ints."""
+    """Every counter of :class:`~sim.dl_link.DlLink` as a flat dict of ints."""
+    out = dl_counts(dut)
+    for end in "ab":
+        for name in ("sent", "good", "bad"):
+            out[f"{end}_{name}"] = int(getattr(dut, f"{end}_{name}").value)
+    return out
+
+
+def dl_counts(dut):
+    """Both DL ends' counters (:func:`sim.dl_link.dl_members`) as a flat dict of ints."""
     out = {}
     for end in "ab":
-        for name in ("sent", "good", "bad", "unacked"):
-            out[f"{end}_{name}"] = int(getattr(dut, f"{end}_{name}").value)
+        out[f"{end}_unacked"] = int(getattr(dut, f"{end}_unacked").value)
         for side, layout, kinds in (("tx", tx_counts, TxCount), ("rx", rx_counts, RxCount)):
             view = layout.from_bits(int(getattr(dut, f"{end}_{side}").value))
             out.update({f"{end}_{side}_{kind.name.lower()}": int(view[kind]) for kind in kinds})

@@ -1,6 +1,6 @@
 """``make sim``: the system simulation and its report.
 
-Three scenarios:
+Four scenarios:
 
 - ``crc``: the 512-bit CRC-32 engine fed several thousand random Ethernet frames (checked by
   their FCS) and 640-byte UALink DL-flit-sized blocks (CRC generated), every result compared
@@ -9,7 +9,12 @@ Three scenarios:
   responses both ways, every item checked, with efficiency, flits per clock and credits
   (``SIM_TL_ITEMS`` items each way);
 - ``tl_cache``: the same with address caches (4 ways x 1024 rows) and half of the requests
-  streaming through a few regions per destination, with each end's Tx cache counters.
+  streaming through a few regions per destination, with each end's Tx cache counters;
+- ``ualink``: the full UALink link, two ends of TL and DL over the error-injecting links
+  (:class:`sim.ualink_link.UalinkLink`) at bit error rate ``SIM_BER`` (1e-5), random UPLI
+  traffic both ways (``SIM_UALINK_ITEMS`` items each way), every item checked, with the TL's
+  efficiency, the DL's flits, replays and bad CRCs, and TL flits per clock against what the DL
+  carries.
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
 ``SEED=n`` reproduces a run, ``WAVES=1`` dumps waves.
@@ -23,7 +28,9 @@ import time
 from rtl.crc import Crc32, CrcConfig
 from rtl.tl.layout import TlConfig
 from sim import harness, toolchain
+from sim.dl_link_env import TL_PER_CLOCK
 from sim.tl_link import TlLink
+from sim.ualink_link import UALINK_LINK, UalinkLink
 
 #: The configuration simulated: the production 512-bit engine (also one of the test builds).
 CONFIG = CrcConfig(data_width=512, pipeline=2)
@@ -90,6 +97,26 @@ def _tl_rows(figures):
     return rows
 
 
+def _ualink_rows(figures):
+    dl = figures["dl"]
+    rows = [("ends", "two UALink ends, TL and DL, over error links (one-way delay "
+                     f"{figures['delay_clocks']} clocks, TxReplay {figures['config']['replay_depth']})"),
+            ("bit error rate", f"{figures['ber']:.0e}")]
+    rows += _tl_rows(figures)[1:-3]
+    for end, far in (("a", "b"), ("b", "a")):
+        tl_flits = figures["directions"][f"{end}->{far}"]["flits"]
+        rows.append((f"{end}->{far} DL", f"{dl[f'{end}_tx_flits']} DL flits, "
+                     f"{dl[f'{end}_tx_payload']} with payload, {dl[f'{end}_tx_replayed']} "
+                     f"replayed in {dl[f'{end}_tx_replays']} replays; {dl[f'{far}_rx_bad_crc']} "
+                     f"bad CRCs; TL flits {tl_flits / figures['cycles']:.3f}/clock of "
+                     f"{TL_PER_CLOCK:.3f} the DL carries"))
+    rows += [("DL efficiency", f"{628 / 640:.2%} (628 payload bytes per 640-byte flit)"),
+             ("mismatches", figures["mismatches"]),
+             ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
+             ("wall time (with build)", f"{figures['wall_seconds']} s")]
+    return rows
+
+
 def main():
     report = toolchain.BUILD / "sim" / "report.json"
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -97,11 +124,15 @@ def main():
     crc_env = {"SIM_FRAMES": os.environ.get("SIM_FRAMES", "3000"),
                "SIM_BLOCKS": os.environ.get("SIM_BLOCKS", "2000")}
     tl_env = {"SIM_TL_ITEMS": os.environ.get("SIM_TL_ITEMS", "1500")}
+    ualink_env = {"SIM_TL_ITEMS": os.environ.get("SIM_UALINK_ITEMS", "3000"),
+                  "SIM_BER": os.environ.get("SIM_BER", "1e-5")}
     scenarios = {
         "crc": (Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env, _crc_rows),
         "tl": (TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env, _tl_rows),
         "tl_cache": (TlLink(TL_CACHE_CONFIG), TL_CACHE_CONFIG, "tl_link", "sim.tl_system",
                      tl_env, _tl_rows),
+        "ualink": (UalinkLink(UALINK_LINK), UALINK_LINK, "ualink_link", "sim.ualink_system",
+                   ualink_env, _ualink_rows),
     }
     results, failures = {}, []
     for name, (component, config, top, module, env, _) in scenarios.items():

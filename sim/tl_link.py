@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 from rtl.tl.core import TlCore
 from rtl.tl.layout import CREDIT_BITS, credit_array, tx_cache_port, upli_members
 
-__all__ = ["TlLink"]
+__all__ = ["TlLink", "connect_tl", "tl_members"]
 
 _PORTS = ("req", "orig", "rd_rsp", "wr_rsp")
 
@@ -32,36 +32,44 @@ class TlLink(wiring.Component):
 
     def __init__(self, config):
         self._config = config
-        members = {}
-        for end in "ab":
-            members.update(upli_members(In, f"{end}_"))
-            members.update(upli_members(Out, f"{end}_rx_"))
-            members[f"{end}_peer_init"] = Out(1)
-            members[f"{end}_error"] = Out(1)
-            members[f"{end}_flit"] = Out(1)
-            members[f"{end}_credits"] = Out(credit_array(CREDIT_BITS))
-            if config.tx_cache is not None:
-                members[f"{end}_tx_cache"] = Out(tx_cache_port())
-        super().__init__(members)
+        super().__init__(tl_members(config))
 
     def elaborate(self, platform):
         m = Module()
-        ends = {end: TlCore(self._config) for end in "ab"}
-        for end, core in ends.items():
-            m.submodules[end] = core
-            for name in _PORTS:
-                wiring.connect(m, wiring.flipped(getattr(self, f"{end}_{name}")),
-                               getattr(core, name))
-                wiring.connect(m, getattr(core, f"rx_{name}"),
-                               wiring.flipped(getattr(self, f"{end}_rx_{name}")))
-            m.d.comb += [getattr(self, f"{end}_peer_init").eq(core.peer_init),
-                         getattr(self, f"{end}_error").eq(core.error),
-                         getattr(self, f"{end}_flit").eq(core.flit_out.valid
-                                                         & core.flit_out.ready),
-                         getattr(self, f"{end}_credits").eq(core.credits)]
-            if self._config.tx_cache is not None:
-                wiring.connect(m, wiring.flipped(getattr(self, f"{end}_tx_cache")),
-                               core.tx_cache)
+        ends = {end: connect_tl(m, self, end, self._config) for end in "ab"}
         wiring.connect(m, ends["a"].flit_out, ends["b"].flit_in)
         wiring.connect(m, ends["b"].flit_out, ends["a"].flit_in)
         return m
+
+
+def tl_members(config):
+    """The UPLI side of a two-end top (:class:`TlLink`, :class:`sim.ualink_link.UalinkLink`):
+    each end's UPLI streams, status and credits (see :class:`TlLink`)."""
+    members = {}
+    for end in "ab":
+        members.update(upli_members(In, f"{end}_"))
+        members.update(upli_members(Out, f"{end}_rx_"))
+        members[f"{end}_peer_init"] = Out(1)
+        members[f"{end}_error"] = Out(1)
+        members[f"{end}_flit"] = Out(1)
+        members[f"{end}_credits"] = Out(credit_array(CREDIT_BITS))
+        if config.tx_cache is not None:
+            members[f"{end}_tx_cache"] = Out(tx_cache_port())
+    return members
+
+
+def connect_tl(m, top, end, config, name=None):
+    """Add end ``end``'s :class:`~rtl.tl.core.TlCore` to ``m`` (as ``name``, else ``end``), its
+    UPLI side on ``top``'s :func:`tl_members`; returns it (its flit ports free)."""
+    m.submodules[name or end] = core = TlCore(config)
+    for port in _PORTS:
+        wiring.connect(m, wiring.flipped(getattr(top, f"{end}_{port}")), getattr(core, port))
+        wiring.connect(m, getattr(core, f"rx_{port}"),
+                       wiring.flipped(getattr(top, f"{end}_rx_{port}")))
+    m.d.comb += [getattr(top, f"{end}_peer_init").eq(core.peer_init),
+                 getattr(top, f"{end}_error").eq(core.error),
+                 getattr(top, f"{end}_flit").eq(core.flit_out.valid & core.flit_out.ready),
+                 getattr(top, f"{end}_credits").eq(core.credits)]
+    if config.tx_cache is not None:
+        wiring.connect(m, wiring.flipped(getattr(top, f"{end}_tx_cache")), core.tx_cache)
+    return core

@@ -1,0 +1,59 @@
+"""Two full UALink ends, TL and DL, over error-injecting links: the top of the UALink link test
+and of ``make sim``'s ``ualink`` scenario."""
+
+import dataclasses
+
+from amaranth import Module
+from amaranth.lib import wiring
+
+from rtl.tl.layout import TlConfig
+
+from .dl_link import DlLinkConfig, connect_dl, dl_members
+from .tl_link import connect_tl, tl_members
+
+__all__ = ["UALINK_LINK", "UalinkLink", "UalinkLinkConfig"]
+
+
+@dataclasses.dataclass(frozen=True)
+class UalinkLinkConfig(TlConfig, DlLinkConfig):
+    """The TL ends' parameters (:class:`~rtl.tl.layout.TlConfig`) and the DL ends' and error
+    links' (:class:`~sim.dl_link.DlLinkConfig`), in one configuration."""
+
+    @property
+    def tl(self):
+        return TlConfig(**{field.name: getattr(self, field.name)
+                           for field in dataclasses.fields(TlConfig)})
+
+
+#: The one configuration the UALink link test and ``make sim`` share: default TL buffers, the
+#: DL link test's TxReplay and bursts, delays up to 256 clocks (a round trip past TxReplay).
+UALINK_LINK = UalinkLinkConfig(replay_depth=32, max_delay=256, max_burst_length=16384)
+
+
+class UalinkLink(wiring.Component):
+    """Ends ``a`` and ``b``, each a :class:`~rtl.tl.core.TlCore` over a
+    :class:`~rtl.dl.dl.UalinkDl`; ``a``'s DL flits go to ``b`` through one
+    :class:`~rtl.dl.err_link.ErrorLink`, ``b``'s to ``a`` through another.
+
+    Members
+    -------
+    a_req, ..., b_rx_wr_rsp, a_peer_init, ..., a_credits, b_credits
+        Each end's UPLI side, as :class:`~sim.tl_link.TlLink`'s (``a_flit``: a TL flit left
+        ``a``'s TL for its DL).
+    enable, retrain, ack_timeout, replay_limit, link_enable, ..., a_state, ..., ba_counters
+        The DL ends' and error links' controls and counters, as
+        :class:`~sim.dl_link.DlLink`'s.
+    """
+
+    def __init__(self, config):
+        self._config = config
+        super().__init__({**tl_members(config), **dl_members(config)})
+
+    def elaborate(self, platform):
+        m = Module()
+        ends = connect_dl(m, self, self._config)
+        for end, dl in ends.items():
+            core = connect_tl(m, self, end, self._config.tl, name=f"{end}_tl")
+            wiring.connect(m, core.flit_out, dl.tl_in)
+            wiring.connect(m, dl.tl_out, core.flit_in)
+        return m

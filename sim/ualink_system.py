@@ -1,0 +1,74 @@
+"""cocotb side of the ``ualink`` part of ``make sim``: two full UALink ends (TL and DL) over
+error-injecting links (:class:`sim.ualink_link.UalinkLink`), random UPLI traffic both ways.
+
+The link comes up, the error links start flipping bits at ``SIM_BER``, each end sends
+``SIM_TL_ITEMS`` random items (:func:`sim.tl_system.exchange`), and every item must arrive
+intact; then errors stop and both DL ends must have every flit acknowledged. The report (the
+JSON file named by ``SIM_REPORT``) has the TL figures of :mod:`sim.tl_system` and the DL's:
+bad CRCs, replays, goodput of the link's DL flits, and the counters' changes.
+"""
+
+import json
+import os
+import random
+
+import cocotb
+from cocotb.triggers import ClockCycles
+
+from rtl.model.tl import credit_table
+from sim.dl_link_env import ber_threshold, dl_counts, start
+from sim.tl_env import config_credits, credit_table_of
+from sim.tl_system import Flits, check, exchange
+from sim.ualink_link import UalinkLinkConfig
+
+#: One-way delay of the error links, clocks, and Rx_replay_limit, flit times: above the replay
+#: round trip of 24 DL flits at this delay (the DL benchmark measures it), with a margin.
+DELAY = 60
+REPLAY_LIMIT = 28
+
+
+async def settle(dut, config, clocks=100_000):
+    """Stop the errors and wait until neither DL end has a flit unacknowledged and each TL
+    holds all the credits its peer advertises; raise if that does not come."""
+    dut.link_enable.value = 0
+    home = credit_table(config_credits(config))
+    for _ in range(clocks // 100):
+        if (all(int(getattr(dut, f"{end}_unacked").value) == 0 for end in "ab")
+                and all(credit_table_of(getattr(dut, f"{end}_credits").value) == home
+                        for end in "ab")):
+            return
+        await ClockCycles(dut.clk, 100)
+    raise AssertionError(f"flits left unacknowledged or credits not home: {dl_counts(dut)}")
+
+
+async def run(dut, count, *, delay=DELAY, replay_limit=REPLAY_LIMIT, during=None):
+    """Bring the link up (error links ``delay`` clocks each way), exchange ``count`` items each
+    way (``during`` alongside), stop the errors and settle; returns the TL report with the DL
+    counters' changes (``dl``) added."""
+    config = UalinkLinkConfig.from_env()
+    rng = random.Random(cocotb.RANDOM_SEED)
+    await start(dut, delay=delay, seed=rng.getrandbits(64) | 1, ack_timeout=2000,
+                replay_limit=replay_limit)
+    counter = Flits(dut)
+    before = dl_counts(dut)
+    dut.link_enable.value = 1
+    report = await exchange(dut, config, rng, count, counter, during,
+                            settle=lambda: settle(dut, config))
+    after = dl_counts(dut)
+    report["dl"] = {k: after[k] - before[k] for k in after if "unacked" not in k}
+    report["dl"].update({f"{end}_tx_peak": after[f"{end}_tx_peak"] for end in "ab"})
+    return report
+
+
+@cocotb.test(timeout_time=1000, timeout_unit="ms")
+async def system(dut):
+    ber = float(os.environ["SIM_BER"])
+
+    async def errors():
+        dut.ber_threshold.value = ber_threshold(ber)
+
+    report = await run(dut, int(os.environ["SIM_TL_ITEMS"]), during=errors())
+    report["ber"], report["delay_clocks"] = ber, DELAY
+    with open(os.environ["SIM_REPORT"], "w") as f:
+        json.dump(report, f, indent=2)
+    check(report)
