@@ -15,10 +15,12 @@ The 256-byte WriteFull stream must reach the spec's 1280/1344 = 95.24 % [UALink 
 with the cache on (less makes the run fail).
 
 ``dl``: two UALink DL ends over the error-injecting links at full load both ways: the round trip
-in DL flits (measured without errors), goodput (TL flits delivered in order / the link's TL
-capacity of 9.8125 per DL flit) against the bit error rate next to the go-back-N bound
-(1 - q) / (1 + (m - 1) q), a long run at BER 1e-6, and a plot (``dl.png``). ``BENCH_CLOCKS``
-and ``BENCH_LONG_FLITS`` shorten it.
+``m`` in DL flits (flits replayed per lone lost flit), goodput (TL flits delivered in order / the
+link's TL capacity of 9.8125 per DL flit) against the bit error rate next to the go-back-N bound
+(1 - q) / (1 + (m - 1) q) and next to the golden model's goodput (``rtl/model/dl_llr.py``, the
+spec's rules, at the same ``m`` and Rx_replay_limit; less than 97 % of it makes the run fail), a
+long run at BER 1e-6, and a plot (``dl.png``). ``BENCH_CLOCKS`` and ``BENCH_LONG_FLITS`` shorten
+it.
 """
 
 import json
@@ -28,9 +30,12 @@ from rtl.crc import Crc32, CrcConfig
 from rtl.tl.layout import TlConfig
 from rtl.tl.rx import TlRx
 from rtl.tl.tx import TlTx
-from sim import harness, toolchain
+from sim import dl_model_link, harness, toolchain
 from sim.dl_link import DL_LINK, DlLink
-from sim.dl_link_env import bound
+from sim.dl_link_env import bound, go_back_n
+
+#: Flit times of the golden-model link per BER point.
+DL_MODEL_FLITS = 100_000
 
 CRC_CONFIGS = (CrcConfig(data_width=64, pipeline=1), CrcConfig(data_width=512, pipeline=2))
 
@@ -121,19 +126,39 @@ def bench_addrcache(out):
 
 def bench_dl(out):
     result = _run(DlLink(DL_LINK), DL_LINK, "dl_link", "sim.dl_bench", out)
+    m, limit = result["round_trip_flits"], result["replay_limit"]
+    delays = dl_model_link.delays_for(m)
+    for k, row in enumerate(result["rows"]):
+        measured = min(row["goodput_a"], row["goodput_b"])
+        row["bound"] = bound(row["ber"], m)
+        row["bound_seen"] = go_back_n(row["q_seen"], m)
+        row["model"] = dl_model_link.goodput(row["q"], delays, limit, DL_MODEL_FLITS, seed=k + 1,
+                                             depth=DL_LINK.replay_depth)
+        row["ratio"] = measured / row["bound"]
+        row["ratio_model"] = measured / row["model"]
+        row["ratio_seen"] = measured / row["bound_seen"]
+    result["model_delays"] = delays
+    out.write_text(json.dumps(result, indent=2))
     print(f"\nUALink DL, two ends over error links ({out.relative_to(toolchain.REPO)})")
-    print(f"  round trip {result['round_trip_flits']} DL flits; goodput without errors "
+    print(f"  round trip {m} DL flits replayed per lost flit (Ack round trip "
+          f"{result['ack_round_trip_flits']}); Rx_replay_limit {limit}; goodput without errors "
           f"{result['clean_goodput']:.2%}; DL efficiency {result['dl_efficiency']:.2%}")
-    print(f"  {'BER':>7} {'q':>8} {'goodput a':>9} {'goodput b':>9} {'bound':>7} {'ratio':>6}")
+    print(f"  {'BER':>7} {'q':>8} {'goodput a':>9} {'goodput b':>9} {'bound':>7} {'ratio':>6}"
+          f" {'q seen':>8} {'ratio':>6} {'model':>7} {'ratio':>6}")
     for row in result["rows"]:
         print(f"  {row['ber']:>7.0e} {row['q']:>8.2e} {row['goodput_a']:>9.2%} "
-              f"{row['goodput_b']:>9.2%} {row['bound']:>7.2%} {row['ratio']:>6.2f}")
+              f"{row['goodput_b']:>9.2%} {row['bound']:>7.2%} {row['ratio']:>6.3f} "
+              f"{row['q_seen']:>8.2e} {row['ratio_seen']:>6.3f} "
+              f"{row['model']:>7.2%} {row['ratio_model']:>6.3f}")
     long = result["long_run"]
     print(f"  long run, BER {long['ber']:.0e}: {long['dl_flits']} DL flits each way, "
           f"{long['tl_flits_a_to_b'] + long['tl_flits_b_to_a']} TL flits, {long['bad']} lost,"
           f" repeated or reordered, {long['bad_crc']} bad CRCs, {long['replayed']} replayed")
     _plot_dl(result, out.with_suffix(".png"))
-    return [] if long["bad"] == 0 else [f"DL long run: {long['bad']} TL flits wrong"]
+    failures = [f"DL long run: {long['bad']} TL flits wrong"] if long["bad"] else []
+    failures += [f"DL goodput at BER {row['ber']:.0e}: {row['ratio_model']:.3f} of the spec "
+                 f"model's" for row in result["rows"] if row["ratio_model"] < 0.97]
+    return failures
 
 
 def _plot_dl(result, path):
@@ -146,8 +171,10 @@ def _plot_dl(result, path):
     figure, axes = pyplot.subplots(figsize=(6, 4))
     axes.semilogx(fine, [bound(b, result["round_trip_flits"]) for b in fine],
                   label=f"go-back-N bound, m = {result['round_trip_flits']}")
-    axes.semilogx(bers, [row["goodput_a"] for row in rows], "o", label="measured, a to b")
-    axes.semilogx(bers, [row["goodput_b"] for row in rows], "x", label="measured, b to a")
+    axes.semilogx(bers, [row["model"] for row in rows], "s", mfc="none",
+                  label="golden model (spec rules), same m")
+    axes.semilogx(bers, [row["goodput_a"] for row in rows], "o", label="RTL, a to b")
+    axes.semilogx(bers, [row["goodput_b"] for row in rows], "x", label="RTL, b to a")
     axes.set_xlabel("bit error rate")
     axes.set_ylabel("goodput (of the TL capacity)")
     axes.set_title("UALink DL link-level replay")
