@@ -14,6 +14,7 @@ from pathlib import Path
 
 import cocotb
 
+from rtl.dl.layout import BEATS_PER_FLIT
 from sim.dl_link_env import ber_threshold, drain, flit_error_rate, measure, start
 
 #: One-way delay of the error links, clocks.
@@ -29,41 +30,36 @@ CLOCKS = int(os.environ.get("BENCH_CLOCKS", "400000"))
 LONG_FLITS = int(os.environ.get("BENCH_LONG_FLITS", "1000000"))
 
 
-async def _point(dut, seed, replay_limit, **controls):
-    """Bring the link up, set the error controls, measure ``CLOCKS``, drain; the counters'
-    changes and the goodput each way."""
+async def _point(dut, seed, replay_limit, clocks=CLOCKS, **controls):
+    """Bring the link up, set the error controls, measure ``clocks``, drain; the counters'
+    changes, the goodput each way and the counters at the end."""
     await start(dut, delay=DELAY, seed=seed, replay_limit=replay_limit)
     dut.link_enable.value = 1
     for name, value in controls.items():
         getattr(dut, name).value = value
-    delta, goodput = await measure(dut, CLOCKS)
-    await drain(dut)
-    return delta, goodput
+    delta, goodput = await measure(dut, clocks)
+    return delta, goodput, await drain(dut)
 
 
 @cocotb.test()
 async def bench(dut):
-    delta, goodput = await _point(dut, 1, 255)
+    delta, goodput, _ = await _point(dut, 1, 255)
     ack_round_trip = max(delta["a_tx_peak"], delta["b_tx_peak"])
     clean = min(goodput.values())
-    delta, _ = await _point(dut, 2, 255, drop_threshold=round(DROP_RATE * 2**32))
-    m = max(delta[f"{end}_tx_replayed"] / delta[f"{end}_tx_replays"] for end in "ab")
-    m = round(m)
+    delta, _, _ = await _point(dut, 2, 255, drop_threshold=round(DROP_RATE * 2**32))
+    m = round(max(delta[f"{end}_tx_replayed"] / delta[f"{end}_tx_replays"] for end in "ab"))
     limit = m + LIMIT_MARGIN
     rows = []
     for k, ber in enumerate(BERS):
-        delta, goodput = await _point(dut, 3 + k, limit, ber_threshold=ber_threshold(ber))
+        delta, goodput, _ = await _point(dut, 3 + k, limit, ber_threshold=ber_threshold(ber))
         rows.append({"ber": ber, "q": flit_error_rate(ber), "goodput_a": goodput["a"],
                      "goodput_b": goodput["b"],
                      "q_seen": sum(delta[f"{end}_rx_bad_crc"] for end in "ab")
                      / sum(delta[f"{end}_rx_flits"] for end in "ab"),
                      "replayed": delta["a_tx_replayed"] + delta["b_tx_replayed"],
                      "bad_crc": delta["a_rx_bad_crc"] + delta["b_rx_bad_crc"]})
-    await start(dut, delay=DELAY, seed=99, replay_limit=limit)
-    dut.link_enable.value = 1
-    dut.ber_threshold.value = ber_threshold(1e-6)
-    delta, goodput = await measure(dut, LONG_FLITS * 10)
-    final = await drain(dut)
+    _, goodput, final = await _point(dut, 99, limit, clocks=LONG_FLITS * BEATS_PER_FLIT,
+                                     ber_threshold=ber_threshold(1e-6))
     long = {"ber": 1e-6, "dl_flits": LONG_FLITS, "goodput_a": goodput["a"],
             "goodput_b": goodput["b"], "tl_flits_a_to_b": final["b_good"],
             "tl_flits_b_to_a": final["a_good"], "bad": final["a_bad"] + final["b_bad"],

@@ -9,9 +9,8 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.config import BlockConfig
 from rtl.dl.dl import DlState, UalinkDl
-from rtl.dl.err_link import ErrLinkConfig, ErrorLink, counters_layout
+from rtl.dl.err_link import ErrLinkConfig, ErrorLink, control_members, counters_layout
 from rtl.dl.layout import ACK_TIMEOUT_BITS, REPLAY_LIMIT_BITS, DlConfig, rx_counts, tx_counts
-from rtl.model import err_link as err_model
 
 from .flit_traffic import FlitCheck, FlitSource
 
@@ -38,9 +37,6 @@ class DlLinkConfig(BlockConfig):
 #: of 32 flits, delays up to 64 clocks, bursts up to 16384 bits (3 DL flits).
 DL_LINK = DlLinkConfig(replay_depth=32, max_delay=64, max_burst_length=16384)
 
-#: The error link's controls, driven alike in both directions (each has its own ``seed``).
-_LINK_CONTROLS = ("enable", "ber_threshold", "burst_threshold", "burst_length",
-                  "drop_threshold", "delay")
 
 
 class DlLink(wiring.Component):
@@ -100,16 +96,11 @@ def dl_members(config):
     """The members a two-end top shares (:class:`DlLink`, :class:`sim.ualink_link.UalinkLink`):
     the DL ends' and error links' controls, and each end's state and counters (see
     :class:`DlLink`); ``config`` is a :class:`DlLinkConfig`."""
-    link = config.link
+    controls = control_members(config.link)
     members = {
         "enable": In(1), "retrain": In(1),
         "ack_timeout": In(ACK_TIMEOUT_BITS), "replay_limit": In(REPLAY_LIMIT_BITS),
-        "link_enable": In(1),
-        "ber_threshold": In(err_model.THRESHOLD_BITS),
-        "burst_threshold": In(err_model.THRESHOLD_BITS),
-        "burst_length": In(range(link.max_burst_length + 1)),
-        "drop_threshold": In(err_model.THRESHOLD_BITS),
-        "delay": In(range(link.max_delay + 1)),
+        "link_enable": controls.pop("enable"), **controls,
         "seed_ab": In(64), "seed_ba": In(64),
     }
     for end in "ab":
@@ -139,7 +130,7 @@ def connect_dl(m, top, config):
         wiring.connect(m, ends[name[0]].phy_out, link.i)
         wiring.connect(m, link.o, ends[name[1]].phy_in)
         m.d.comb += [getattr(link, control).eq(getattr(top, control))
-                     for control in _LINK_CONTROLS if control != "enable"]
+                     for control in control_members(config.link) if control != "enable"]
         m.d.comb += [link.enable.eq(top.link_enable), link.reseed.eq(0),
                      link.seed.eq(getattr(top, f"seed_{name}")),
                      getattr(top, f"{name}_counters").eq(link.counters)]

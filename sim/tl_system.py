@@ -132,13 +132,18 @@ async def exchange(dut, config, rng, count, counter, during=None, settle=None):
             "items": len(sent[end]), "data_bytes": data, "flits": flits,
             "efficiency": round(data / (64 * flits), 4),
             "flits_per_clock": round(flits / busy, 3),
-            "credits_home": credit_table_of(getattr(dut, f"{end}_credits").value)
-            == credit_table(config_credits(config)),
+            "credits_home": credits_home(dut, end, config),
             "error": bool(getattr(dut, f"{far}_error").value),
         }
         if config.cache_ways:
             report["directions"][f"{end}->{far}"]["tx_cache"] = _cache_counts(dut, end)
     return report
+
+
+def credits_home(dut, end, config):
+    """Whether ``end``'s TL packer holds every credit its peer advertises (``config``)."""
+    return (credit_table_of(getattr(dut, f"{end}_credits").value)
+            == credit_table(config_credits(config)))
 
 
 def check(report):

@@ -15,10 +15,8 @@ import random
 import cocotb
 from cocotb.triggers import ClockCycles
 
-from rtl.model.tl import credit_table
 from sim.dl_link_env import ber_threshold, dl_counts, start
-from sim.tl_env import config_credits, credit_table_of
-from sim.tl_system import Flits, check, exchange
+from sim.tl_system import Flits, check, credits_home, exchange
 from sim.ualink_link import UalinkLinkConfig
 
 #: One-way delay of the error links, clocks, and Rx_replay_limit, flit times: above the replay
@@ -31,11 +29,9 @@ async def settle(dut, config, clocks=100_000):
     """Stop the errors and wait until neither DL end has a flit unacknowledged and each TL
     holds all the credits its peer advertises; raise if that does not come."""
     dut.link_enable.value = 0
-    home = credit_table(config_credits(config))
     for _ in range(clocks // 100):
-        if (all(int(getattr(dut, f"{end}_unacked").value) == 0 for end in "ab")
-                and all(credit_table_of(getattr(dut, f"{end}_credits").value) == home
-                        for end in "ab")):
+        if all(int(getattr(dut, f"{end}_unacked").value) == 0
+               and credits_home(dut, end, config) for end in "ab"):
             return
         await ClockCycles(dut.clk, 100)
     raise AssertionError(f"flits left unacknowledged or credits not home: {dl_counts(dut)}")

@@ -54,6 +54,15 @@ async def _received(sink, n):
     return flits
 
 
+def _rounds(rng, source, sink):
+    """Per round of :data:`ROUNDS`, with its idle cycles and stalls set: (idle, stall, random
+    flits)."""
+    for idle, stall, n in ROUNDS:
+        source.set_idle(random_pauses(rng, idle))
+        sink.set_backpressure(random_pauses(rng, stall))
+        yield idle, stall, [rng.randbytes(DL_FLIT_BYTES) for _ in range(n)]
+
+
 async def _start(dut):
     Clock(dut.clk, 10, unit="ns").start()
     await reset(dut)
@@ -65,21 +74,18 @@ async def to_wire(dut):
     rng = await _start(dut)
     source = LayoutSource(dut, "i", phy_beat_layout, dut.clk, dut.rst)
     sink = LayoutSink(dut, "o", phy_beat_layout, dut.clk, dut.rst)
-    for idle, stall, n in ROUNDS:
-        source.set_idle(random_pauses(rng, idle))
-        sink.set_backpressure(random_pauses(rng, stall))
-        flits = [rng.randbytes(DL_FLIT_BYTES) for _ in range(n)]
+    for idle, stall, flits in _rounds(rng, source, sink):
         for flit in flits:
             for b, beat in enumerate(_beats(flit)):
                 source.send_nowait(data=beat, last=int(b == BEATS_PER_FLIT - 1))
         started = cocotb.utils.get_sim_time("ns") // 10
-        got = await _received(sink, n)
+        got = await _received(sink, len(flits))
         took = cocotb.utils.get_sim_time("ns") // 10 - started
         for k, (flit, (wire, _)) in enumerate(zip(flits, got, strict=True)):
             assert wire == model.to_wire(flit), f"flit {k}: not the wire order"
         if not idle and not stall:
-            dut._log.info("%d flits back to back in %d clocks", n, took)
-            assert took <= n * BEATS_PER_FLIT + 2 * BEATS_PER_FLIT, "not one beat per clock"
+            dut._log.info("%d flits back to back in %d clocks", len(flits), took)
+            assert took <= (len(flits) + 2) * BEATS_PER_FLIT, "not one beat per clock"
     await ClockCycles(dut.clk, 4)
     assert source.empty() and sink.empty()
 
@@ -89,10 +95,7 @@ async def from_wire(dut):
     rng = await _start(dut)
     source = LayoutSource(dut, "i", checked_beat_layout, dut.clk, dut.rst)
     sink = LayoutSink(dut, "o", checked_beat_layout, dut.clk, dut.rst)
-    for idle, stall, n in ROUNDS:
-        source.set_idle(random_pauses(rng, idle))
-        sink.set_backpressure(random_pauses(rng, stall))
-        flits = [rng.randbytes(DL_FLIT_BYTES) for _ in range(n)]
+    for idle, stall, flits in _rounds(rng, source, sink):
         sides = []
         for flit in flits:
             logical = model.from_wire(flit)
@@ -104,7 +107,7 @@ async def from_wire(dut):
                 source.send_nowait(data=beat, last=int(b == BEATS_PER_FLIT - 1),
                                    crc_ok=side["crc_ok"], header=side["header"],
                                    headers=[segment_header.from_bits(h) for h in side["headers"]])
-        got = await _received(sink, n)
+        got = await _received(sink, len(flits))
         for k, (flit, side, (logical, beats)) in enumerate(zip(flits, sides, got, strict=True)):
             assert logical == model.from_wire(flit), f"flit {k}: not the logical order"
             for beat in beats:

@@ -12,7 +12,7 @@ from ..config import BlockConfig, ConfiguredComponent, check_int
 from ..model import err_link as model
 from .layout import BEAT_BITS, phy_beat_layout, phy_stream
 
-__all__ = ["ErrLinkConfig", "ErrorLink", "counters_layout"]
+__all__ = ["ErrLinkConfig", "ErrorLink", "control_members", "counters_layout"]
 
 assert model.BEAT_BITS == BEAT_BITS
 
@@ -103,6 +103,19 @@ class ErrLinkConfig(BlockConfig):
         return model.latency(delay, self.max_delay)
 
 
+def control_members(config):
+    """The error controls of an :class:`ErrorLink` built from ``config`` (an
+    :class:`ErrLinkConfig`), by name: ``enable`` and the thresholds, burst length and delay."""
+    return {
+        "enable": In(1),
+        "ber_threshold": In(model.THRESHOLD_BITS),
+        "burst_threshold": In(model.THRESHOLD_BITS),
+        "burst_length": In(range(config.max_burst_length + 1)),
+        "drop_threshold": In(model.THRESHOLD_BITS),
+        "delay": In(range(config.max_delay + 1)),
+    }
+
+
 class ErrorLink(ConfiguredComponent):
     """One direction of a link between two DLs: 64-byte beats in, the same beats out, some
     corrupted or dropped, after a programmable delay. Two make a duplex link.
@@ -191,12 +204,7 @@ class ErrorLink(ConfiguredComponent):
             "o": Out(phy_stream()),
             "seed": In(64),
             "reseed": In(1),
-            "enable": In(1),
-            "ber_threshold": In(model.THRESHOLD_BITS),
-            "burst_threshold": In(model.THRESHOLD_BITS),
-            "burst_length": In(range(config.max_burst_length + 1)),
-            "drop_threshold": In(model.THRESHOLD_BITS),
-            "delay": In(range(config.max_delay + 1)),
+            **control_members(config),
             "counters": Out(counters_layout),
         })
 

@@ -6,8 +6,9 @@ listed, once, in ``rtl/dl/README.md``.
 
 The DL flit travels as :data:`BEATS_PER_FLIT` beats of :data:`BEAT_BYTES` bytes (byte ``k`` of
 a beat in bits ``8k .. 8k+7``; beat 0 first). Inside the DL its bytes follow the *logical*
-layout below [ours], which is also the order on the PHY side and over which the CRC is
-computed; the wire order of Figure 6-4 is not yet adopted (``rtl/dl/README.md`` §1).
+layout below [ours]; on the PHY side they are in the wire order of Figure 6-4
+(:data:`WIRE_ROWS`), over which the CRC is computed. :class:`~rtl.dl.to_wire.DlToWire` and
+:class:`~rtl.dl.from_wire.DlFromWire` are the only blocks that reorder.
 """
 
 import dataclasses

@@ -12,6 +12,7 @@ from .layout import (
     SH_OFFSET,
     WIRE_ORDER,
     beat_sources,
+    last_beat_layout,
     phy_stream,
 )
 
@@ -55,12 +56,12 @@ class DlToWire(Component):
         m.submodules.beats = beats = SyncFIFO(width=BEAT_BITS, depth=_DEPTH)
         m.submodules.heads = heads = SyncFIFO(width=_EARLY * 8, depth=2)
         take = self.i.valid & self.i.ready
-        closing = data.ArrayLayout(8, _BYTES)(self.i.p.data)
+        closing = last_beat_layout(self.i.p.data)
         m.d.comb += [
             self.i.ready.eq(beats.w_rdy & heads.w_rdy),
             beats.w_en.eq(take), beats.w_data.eq(self.i.p.data),
             heads.w_en.eq(take & self.i.p.last),
-            heads.w_data.eq(Cat(closing[(SH_OFFSET + j) % _BYTES] for j in range(_EARLY))),
+            heads.w_data.eq(Cat(closing.headers[j] for j in range(_EARLY))),
         ]
         # Out: the head flit once it is whole (its segment headers queued), a beat per clock.
         beat = Signal(range(BEATS_PER_FLIT))
