@@ -27,6 +27,7 @@ import json
 import sys
 
 from rtl.crc import Crc32, CrcConfig
+from rtl.dl.layout import BEATS_PER_FLIT
 from rtl.tl.layout import TlConfig
 from rtl.tl.rx import TlRx
 from rtl.tl.tx import TlTx
@@ -34,7 +35,7 @@ from sim import dl_model_link, harness, toolchain
 from sim.dl_link import DL_LINK, DlLink
 from sim.dl_link_env import bound, go_back_n
 
-#: Flit times of the golden-model link per BER point.
+#: Flit times of the golden-model link per BER point, at least (or as many as the RTL ran).
 DL_MODEL_FLITS = 100_000
 
 CRC_CONFIGS = (CrcConfig(data_width=64, pipeline=1), CrcConfig(data_width=512, pipeline=2))
@@ -160,7 +161,8 @@ def dl_figures(result):
         row["goodput"] = (row["goodput_a"] + row["goodput_b"]) / 2
         row["bound"] = bound(row["ber"], m)
         row["bound_seen"] = go_back_n(row["q_seen"], m)
-        row["model"] = dl_model_link.goodput(row["q"], delays, limit, DL_MODEL_FLITS, seed=k + 1,
+        flits = max(DL_MODEL_FLITS, row["clocks"] // BEATS_PER_FLIT)
+        row["model"] = dl_model_link.goodput(row["q"], delays, limit, flits, seed=k + 1,
                                              depth=DL_LINK.replay_depth)
         row["ratio"] = row["goodput"] / row["bound"]
         row["ratio_model"] = row["goodput"] / row["model"]
