@@ -32,7 +32,7 @@ sim: $(STAMP)
 	$(PY) -m sim.system
 
 test: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) tb
+	$(PY) -m pytest -n $(JOBS) --durations=15 tb
 
 verilog: $(STAMP)
 	$(PY) -m rtl.export build/verilog
