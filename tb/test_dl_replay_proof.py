@@ -330,6 +330,7 @@ class _InOrder(Elaboratable):
             Assert(~under_way | (held_tag == want), "i: the flit under way"),
             Assert(want == Mux(under_way, last, expected), "i: the flit wanted"),
             Assert((last != 0) & (tx.lead <= MAX_UNACKED), "i: window"),
+            Assert(rs.after == expected, "i: LlrRx's register of the number after"),
             Assert(~normal | ((ahead <= rs.bad) & (rs.bad < 7)), "i: in sync"),
             Assert(~rs.replay | (ahead != 0), "i: replaying, a flit sent is missing"),
             Assert(tx.age < rt, "i: a request is taken or lost within the round trip"),

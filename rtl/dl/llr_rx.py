@@ -151,7 +151,13 @@ class LlrRx(ConfiguredComponent):
         delta = Mux((low == 0) & payload, 8, low)
         calc = Mux(is_explicit, explicit.seq, (last + delta)[:SEQ_BITS])
         eligible = is_explicit | (~ambiguous & ~replay)
-        expected = Mux(payload, calc == seq_next(last), calc == last)
+        # ``calc`` is the expected number (a NOP: ``last``; a payload flit: ``after``, kept
+        # as a register) exactly when the header's number, or its low bits in a Command
+        # (delta 1 .. 8 for a payload flit, 0 for a NOP), match: no adder on the way.
+        after = Signal(SEQ_BITS, init=1, name="rx_next_seq")
+        self.state.after = after
+        want = Mux(payload, after, last)
+        expected = Mux(is_explicit, explicit.seq == want, command.seq_lo == want[:3])
         judged = fine & eligible                        # the enqueue rules look at it
         in_order = judged & expected
         taken = in_order & payload                      # on the beat present
@@ -180,7 +186,9 @@ class LlrRx(ConfiguredComponent):
         with m.If(again):
             m.d.sync += [unexpected.eq(0), bad.eq(0)]
         with m.If(accept):
-            m.d.sync += [last.eq(calc), unexpected.eq(0), replay.eq(0), ambiguous.eq(0)]
+            m.d.sync += [unexpected.eq(0), replay.eq(0), ambiguous.eq(0)]
+            with m.If(payload):                     # ``calc`` is ``after``; a NOP's, ``last``
+                m.d.sync += [last.eq(after), after.eq(seq_next(after))]
             # [ours] A Command NOP does not clear Rx_bad_crc_count: its 3 bits of Tx_last_seq
             # can match while flits of a replay cut short are still missing.
             with m.If(is_explicit | payload):
@@ -203,4 +211,5 @@ class LlrRx(ConfiguredComponent):
         """``counts``: each :class:`~rtl.dl.layout.RxCount` kind plus its event."""
         c = self.counts
         for kind, event in events.items():
-            m.d.sync += c[kind].eq(c[kind] + event)
+            with m.If(event):
+                m.d.sync += c[kind].eq(c[kind] + 1)
