@@ -150,7 +150,6 @@ class LlrTx(ConfiguredComponent):
         src = Signal(_Source)                       # of the flit being sent (beats 1 .. 9)
         now = Signal(_Source)                       # of this beat's flit
         seq = Signal(SEQ_BITS)                      # a replayed flit's sequence number
-        slot = Signal(range(cfg.replay_depth))      # ... and its slot
         addr = Signal(range(cfg.replay_depth * BEATS_PER_FLIT))     # the next beat's address
         first = beat == 0
         last = beat == BEATS_PER_FLIT - 1
@@ -179,66 +178,82 @@ class LlrTx(ConfiguredComponent):
             wr.en.eq(step & (now == _Source.NEW)),
             rd.addr.eq(address), rd.en.eq(step),
         ]
-        done = step & last
-        header = self._schedule(m, st, done, now, Mux(first, ready.seq, seq),
-                                self.body.p.payload)
+        # The last beat (``step & last``; its source is ``src``, the first beat's choice is
+        # not on the way).
+        done = advance & last & ((src != _Source.NEW) | self.body.valid)
+        header = self._schedule(m, st, done, src, seq, self.body.p.payload)
+        # The flit after a replayed one: its sequence number and slot.
+        after = SimpleNamespace(seq=Signal(SEQ_BITS), slot=Signal(range(cfg.replay_depth)))
         with m.If(step):
             m.d.sync += [beat.eq(Mux(last, 0, beat + 1)), addr.eq(address + 1)]
             with m.If(first):
-                m.d.sync += [src.eq(choice), seq.eq(ready.seq), slot.eq(ready.slot)]
+                m.d.sync += [src.eq(choice), seq.eq(ready.seq),
+                             after.seq.eq(seq_next(ready.seq)),
+                             after.slot.eq(_wrap(ready.slot + 1, cfg.replay_depth))]
         self._output(m, rd, step, advance, now, last, header)
         # A read-only view of the state, for the proof (tb/test_dl_replay_proof.py).
         self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first, ready=ready)
-        self._choose(m, st, ready, done, now, seq, slot)
+        self._choose(m, st, ready, done, ~first, src, after)
         self._ingress(m, st, start, ready)
         self._timer(m, st, done)
-        self._count(m, st, done, now)
+        self._count(m, st, done, src)
         return m
 
-    def _choose(self, m, st, ready, done, now, seq, slot):
+    def _choose(self, m, st, ready, done, under, src, after):
         """The next flit's choice, a clock ahead [§6.6.6.5, §6.6.6.6]: whether a replay has a
         flit left (``more``: its slot, TxReplay address and sequence number; ``done``: none
         left, the replay ends when the next flit starts) and whether TxReplay has room for a
         packer flit, made every clock from the state the next clock will have but for the
-        commands taken in this one. A flit ending now (``done``) moves Tx_last_seq (a
-        packer's payload flit) or the replay (a replayed flit not restarted). A command
-        taken in this clock counts for the next flit's choice as taken at its first beat: an
-        Ack frees the flits for the flit after [ours: one clock of Ack latency more], a
-        Replay Request restarts the flit started (``restarted``)."""
+        commands taken in this one. It matters only in the clock before a first beat: after
+        a flit's last beat, or while a first beat waits. So a flit ``under`` way counts as
+        ending now: it moves Tx_last_seq (a packer's payload flit: ``unacked``, ``tail``) or
+        the replay (a replayed flit not restarted: to the flit ``after`` it). A command taken
+        in this clock counts for the next flit's choice as taken at its first beat: an Ack
+        frees the flits for the flit after [ours: one clock of Ack latency more], a Replay
+        Request restarts the flit started (``restarted``). Every candidate (moved or not, a
+        flit added or not) is computed side by side and the last mux picks; the slots' ``×
+        10`` is shifts and an add."""
         cfg = self._config
-        st.new = new = done & (now == _Source.NEW) & self.body.p.payload
-        moved = done & (now == _Source.REPLAY) & ~st.restarted
-        unacked = st.unacked + new
-        replay_seq = Mux(moved, seq_next(seq), st.replay_seq)
-        replay_slot = Mux(moved, _wrap(slot + 1, cfg.replay_depth), st.replay_slot)
-        tail = Mux(new, _wrap(st.tail + 1, cfg.replay_depth), st.tail)
+        body_src = src == _Source.NEW
+        st.new = done & body_src & self.body.p.payload
+        new = under & body_src & self.body.p.payload
+        moved = under & (src == _Source.REPLAY) & ~st.restarted
         # The replay's place among the unacknowledged flits: ``offset`` flits after the
         # oldest; past them all when done; acknowledged meanwhile when beyond [ours]: it then
         # goes on from the oldest.
         offset = Signal(SEQ_BITS)
-        m.d.comb += offset.eq(seq_diff(replay_seq, seq_next(st.last_ack)))
-        acked = offset > unacked
-        more = st.replay & (Mux(acked, 0, offset) < unacked)
-        at = Mux(acked, st.head, replay_slot)
+        m.d.comb += offset.eq(Mux(moved, seq_diff(after.seq, st.oldest),
+                                  seq_diff(st.replay_seq, st.oldest)))
+        plus = st.unacked + 1
+        acked = Mux(new, offset > plus, offset > st.unacked)
+        left = Mux(new, Mux(acked, 1, offset < plus), Mux(acked, st.unacked != 0,
+                                                           offset < st.unacked))
+        more = st.replay & left
+        room = Mux(new, (plus < cfg.replay_depth) & (plus < MAX_UNACKED),
+                   (st.unacked < cfg.replay_depth) & (st.unacked < MAX_UNACKED))
         m.d.sync += [
             ready.more.eq(more),
             ready.done.eq(st.replay & ~more),
             ready.replay.eq(st.replay),
-            ready.room.eq((unacked < cfg.replay_depth) & (unacked < MAX_UNACKED)),
-            ready.slot.eq(at),
-            ready.seq.eq(Mux(acked, seq_next(st.last_ack), replay_seq)),
-            ready.replay_base.eq(_times_beats(at)),
-            ready.new_base.eq(_times_beats(tail)),
-            st.tail.eq(tail),
+            ready.room.eq(room),
+            ready.slot.eq(Mux(acked, st.head, Mux(moved, after.slot, st.replay_slot))),
+            ready.seq.eq(Mux(acked, st.oldest, Mux(moved, after.seq, st.replay_seq))),
+            ready.replay_base.eq(Mux(acked, _times_beats(st.head),
+                                     Mux(moved, _times_beats(after.slot),
+                                         _times_beats(st.replay_slot)))),
+            ready.new_base.eq(Mux(new, _times_beats(st.tail_on), _times_beats(st.tail))),
         ]
-        with m.If(moved):                           # as Tx_replay_seq (:meth:`_schedule`)
-            m.d.sync += st.replay_slot.eq(replay_slot)
+        with m.If(st.new):
+            m.d.sync += [st.tail.eq(st.tail_on),
+                         st.tail_on.eq(_wrap(st.tail_on + 1, cfg.replay_depth))]
+        with m.If(done & (src == _Source.REPLAY) & ~st.restarted):     # as Tx_replay_seq
+            m.d.sync += st.replay_slot.eq(after.slot)
 
-    def _schedule(self, m, st, done, now, seq, packed):
-        """The flit header, decided at its last beat [§6.6.6.7]; the state it moves (at the end
-        of the last beat, ``done``)."""
-        payload = (now == _Source.REPLAY) | ((now == _Source.NEW) & packed)
-        replayed = now == _Source.REPLAY
+    def _schedule(self, m, st, done, src, seq, packed):
+        """The flit header, decided at its last beat (of a flit from ``src``) [§6.6.6.7]; the
+        state it moves (at the end of the last beat, ``done``)."""
+        payload = (src == _Source.REPLAY) | ((src == _Source.NEW) & packed)
+        replayed = src == _Source.REPLAY
         flit_seq = Mux(replayed, seq, Mux(payload, seq_next(st.last_seq), st.last_seq))
         count = Mux(st.explicit == 0, 0, st.explicit - 1)
         explicit = Signal(explicit_header)
@@ -268,7 +283,7 @@ class LlrTx(ConfiguredComponent):
                 m.d.sync += st.first_replay.eq(0)
             with m.If(ask):
                 m.d.sync += [st.requests.eq(st.requests - 1), st.request_seq.eq(ask_seq)]
-            with m.If((now == _Source.NEW) & packed):
+            with m.If((src == _Source.NEW) & packed):
                 m.d.sync += st.last_seq.eq(flit_seq)
             with m.If(replayed & ~st.restarted):
                 m.d.sync += st.replay_seq.eq(seq_next(seq))
@@ -308,7 +323,7 @@ class LlrTx(ConfiguredComponent):
         # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
         # overlap and would take an Ack 255 or 256 ahead, leaving 256 flits "unacknowledged".
         st.ack_ok = ack & (st.freed <= st.unacked)
-        offset = seq_diff(a, seq_next(st.last_ack))
+        offset = seq_diff(a, st.oldest)
         ask_ok = ask & (offset <= _WINDOW) & in_buffer
         st.ack_error = ack & ~st.ack_ok
         st.ask_error = ask & ~ask_ok
@@ -320,7 +335,7 @@ class LlrTx(ConfiguredComponent):
         with m.If(ingress.flit & (st.ignore != 0)):
             m.d.sync += st.ignore.eq(st.ignore - 1)
         with m.If(st.ack_ok):
-            m.d.sync += [st.last_ack.eq(a),
+            m.d.sync += [st.last_ack.eq(a), st.oldest.eq(seq_next(a)),
                          st.head.eq(_wrap(st.head + st.freed, cfg.replay_depth))]
         with m.If(started & ready.done & ~asked_before):
             m.d.sync += st.replay.eq(0)
@@ -348,13 +363,13 @@ class LlrTx(ConfiguredComponent):
         with m.If(self.timeout):
             m.d.sync += left.eq(self.ack_timeout)
 
-    def _count(self, m, st, flit_done, now):
+    def _count(self, m, st, flit_done, src):
         c = self.counts
-        packed = (now == _Source.NEW) & self.body.p.payload
+        packed = (src == _Source.NEW) & self.body.p.payload
         events = {
             TxCount.FLITS: flit_done,
             TxCount.PAYLOAD: flit_done & packed,
-            TxCount.REPLAYED: flit_done & (now == _Source.REPLAY),
+            TxCount.REPLAYED: flit_done & (src == _Source.REPLAY),
             TxCount.REPLAYS: st.asked_replay,
             TxCount.REPLAY_REQUESTS: st.asked,
             TxCount.ACK_ERRORS: st.ack_error,
@@ -366,7 +381,7 @@ class LlrTx(ConfiguredComponent):
                 m.d.sync += c[kind].eq(c[kind] + 1)
         with m.If(st.unacked > c[TxCount.PEAK]):
             m.d.sync += c[TxCount.PEAK].eq(st.unacked)
-        m.d.comb += self.nop.eq(flit_done & ~packed & (now != _Source.REPLAY))
+        m.d.comb += self.nop.eq(flit_done & ~packed & (src != _Source.REPLAY))
 
 
 class _State:
@@ -376,7 +391,10 @@ class _State:
         self.last_seq = Signal(SEQ_BITS, init=SEQ_MODULUS, name="tx_last_seq")
         self.last_ack = Signal(SEQ_BITS, init=SEQ_MODULUS, name="rx_last_ack")
         self.head = Signal(range(cfg.replay_depth), name="head")   # slot of last_ack + 1
+        self.oldest = Signal(SEQ_BITS, init=1, name="oldest")      # last_ack + 1
         self.tail = Signal(range(cfg.replay_depth), name="tail")   # slot of last_seq + 1
+        self.tail_on = Signal(range(cfg.replay_depth), init=1 % cfg.replay_depth,
+                              name="tail_on")                       # ... and the one after
         # Tx_last_seq - Rx_last_ack, kept as a register.
         self.unacked = Signal(range(MAX_UNACKED + 1), name="unacked_flits")
         self.replay = Signal(name="tx_replay")
