@@ -55,7 +55,10 @@ class LlrRx(ConfiguredComponent):
     number 0 is dropped and counted [§6.6.6.3, §6.6.6.4].
 
     Latency: none (``o`` is ``i`` for a flit taken). Throughput: one beat per clock; a flit
-    not taken is consumed at one beat per clock. ``i`` waits while ``o`` does.
+    not taken is consumed at one beat per clock while ``o`` is ready. ``i`` waits while ``o``
+    does: ``i.ready`` is ``o.ready``, never the verdict [ours: so that the verdict's logic is
+    not on the ready path of the CRC stage's queues; a flit not taken waits only while the
+    unpacker stalls].
 
     Parameters
     ----------
@@ -112,13 +115,12 @@ class LlrRx(ConfiguredComponent):
             self.o.valid.eq(self.i.valid & take),
             self.o.p.data.eq(self.i.p.data),
             self.o.p.headers.eq(self.i.p.headers),
-            self.i.ready.eq(~take | self.o.ready),
+            self.i.ready.eq(self.o.ready),
             arrive.eq(self.i.valid & self.i.ready & first),
         ]
         accept = self._decide(m, arrive)
         self.state.beat, self.state.keep = beat, keep
-        # Whether a flit at the first beat is taken does not depend on ``i.ready`` (which
-        # depends on it): the rules are evaluated on the beat present, and act when it moves.
+        # The rules are evaluated on the beat present, and act when it moves.
         m.d.comb += take.eq(Mux(first, accept, keep))
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += beat.eq(Mux(beat == BEATS_PER_FLIT - 1, 0, beat + 1))
