@@ -70,7 +70,8 @@ Assumptions, each a fact of the spec or a generalisation of it:
 
 Invariants (with the property, inductive in one step): the harness's beat equals LlrRx's, and
 an accepted flit under way is the wanted one; the wanted flit is Rx_last_seq_calc + 1 (or the
-flit under way); ``lead`` <= 255; outside replay and ambiguity, the stream is at most
+flit under way), and LlrRx's register of the number after Rx_last_seq_calc holds it;
+``lead`` <= 255; outside replay and ambiguity, the stream is at most
 Rx_bad_crc_count flits ahead of the flit expected, and that count < 7; while LlrRx replays, the
 stream is past the flit expected; a request on its way is younger than ``round_trip``, asks for
 the flit expected, LlrRx is replaying and its Rx_unexpected_count is the request's age. The
@@ -330,6 +331,7 @@ class _InOrder(Elaboratable):
             Assert(~under_way | (held_tag == want), "i: the flit under way"),
             Assert(want == Mux(under_way, last, expected), "i: the flit wanted"),
             Assert((last != 0) & (tx.lead <= MAX_UNACKED), "i: window"),
+            Assert(rs.after == expected, "i: LlrRx's register of the number after"),
             Assert(~normal | ((ahead <= rs.bad) & (rs.bad < 7)), "i: in sync"),
             Assert(~rs.replay | (ahead != 0), "i: replaying, a flit sent is missing"),
             Assert(tx.age < rt, "i: a request is taken or lost within the round trip"),

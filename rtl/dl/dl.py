@@ -63,8 +63,11 @@ class UalinkDl(ConfiguredComponent):
 
     Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 46 clocks
     (its DL flit's 10 beats, the wire order's 11, the CRC's 11, registers), and out of
-    ``tl_out`` about 26 clocks after its DL flit's last beat arrives. Throughput: a DL flit every 10 clocks each way
-    (9.8125 TL flits), while ``phy_out`` is ready and TxReplay has room.
+    ``tl_out`` about 26 clocks after its DL flit's last beat arrives. An Ack or Replay
+    Request received acts on the transmitter's flits that start from 3 clocks after the
+    receiver takes the flit that carries it (a register between the two halves, the
+    transmitter's choice made a clock ahead) [ours]. Throughput: a DL flit every 10 clocks
+    each way (9.8125 TL flits), while ``phy_out`` is ready and TxReplay has room.
 
     Parameters
     ----------
@@ -135,8 +138,11 @@ class UalinkDl(ConfiguredComponent):
         connect(m, from_wire.o, rx.i)
         connect(m, rx.o, unpack.i)
         connect(m, unpack.o, flipped(self.tl_out))
+        # The receiver's commands reach the transmitter through a register: one clock of
+        # Ack and Replay Request latency [ours], off the transmitter's window checks.
+        m.d.sync += tx.ingress.eq(rx.ingress)
         m.d.comb += [
-            tx.ingress.eq(rx.ingress), tx.rx_seq.eq(rx.rx_seq), tx.request.eq(rx.request),
+            tx.rx_seq.eq(rx.rx_seq), tx.request.eq(rx.request),
             tx.ack_timeout.eq(self.ack_timeout), rx.replay_limit.eq(self.replay_limit),
             crc_tx.kill.eq(0),
             self.tx_counts.eq(tx.counts), self.rx_counts.eq(rx.counts),

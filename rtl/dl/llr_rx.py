@@ -55,7 +55,10 @@ class LlrRx(ConfiguredComponent):
     number 0 is dropped and counted [§6.6.6.3, §6.6.6.4].
 
     Latency: none (``o`` is ``i`` for a flit taken). Throughput: one beat per clock; a flit
-    not taken is consumed at one beat per clock. ``i`` waits while ``o`` does.
+    not taken is consumed at one beat per clock while ``o`` is ready. ``i`` waits while ``o``
+    does: ``i.ready`` is ``o.ready``, never the verdict [ours: so that the verdict's logic is
+    not on the ready path of the CRC stage's queues; a flit not taken waits only while the
+    unpacker stalls].
 
     Parameters
     ----------
@@ -112,13 +115,12 @@ class LlrRx(ConfiguredComponent):
             self.o.valid.eq(self.i.valid & take),
             self.o.p.data.eq(self.i.p.data),
             self.o.p.headers.eq(self.i.p.headers),
-            self.i.ready.eq(~take | self.o.ready),
+            self.i.ready.eq(self.o.ready),
             arrive.eq(self.i.valid & self.i.ready & first),
         ]
         accept = self._decide(m, arrive)
         self.state.beat, self.state.keep = beat, keep
-        # Whether a flit at the first beat is taken does not depend on ``i.ready`` (which
-        # depends on it): the rules are evaluated on the beat present, and act when it moves.
+        # The rules are evaluated on the beat present, and act when it moves.
         m.d.comb += take.eq(Mux(first, accept, keep))
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += beat.eq(Mux(beat == BEATS_PER_FLIT - 1, 0, beat + 1))
@@ -151,7 +153,13 @@ class LlrRx(ConfiguredComponent):
         delta = Mux((low == 0) & payload, 8, low)
         calc = Mux(is_explicit, explicit.seq, (last + delta)[:SEQ_BITS])
         eligible = is_explicit | (~ambiguous & ~replay)
-        expected = Mux(payload, calc == seq_next(last), calc == last)
+        # ``calc`` is the expected number (a NOP: ``last``; a payload flit: ``after``, kept
+        # as a register) exactly when the header's number, or its low bits in a Command
+        # (delta 1 .. 8 for a payload flit, 0 for a NOP), match: no adder on the way.
+        after = Signal(SEQ_BITS, init=1, name="rx_next_seq")
+        self.state.after = after
+        want = Mux(payload, after, last)
+        expected = Mux(is_explicit, explicit.seq == want, command.seq_lo == want[:3])
         judged = fine & eligible                        # the enqueue rules look at it
         in_order = judged & expected
         taken = in_order & payload                      # on the beat present
@@ -180,7 +188,9 @@ class LlrRx(ConfiguredComponent):
         with m.If(again):
             m.d.sync += [unexpected.eq(0), bad.eq(0)]
         with m.If(accept):
-            m.d.sync += [last.eq(calc), unexpected.eq(0), replay.eq(0), ambiguous.eq(0)]
+            m.d.sync += [unexpected.eq(0), replay.eq(0), ambiguous.eq(0)]
+            with m.If(payload):                     # ``calc`` is ``after``; a NOP's, ``last``
+                m.d.sync += [last.eq(after), after.eq(seq_next(after))]
             # [ours] A Command NOP does not clear Rx_bad_crc_count: its 3 bits of Tx_last_seq
             # can match while flits of a replay cut short are still missing.
             with m.If(is_explicit | payload):
@@ -203,4 +213,5 @@ class LlrRx(ConfiguredComponent):
         """``counts``: each :class:`~rtl.dl.layout.RxCount` kind plus its event."""
         c = self.counts
         for kind, event in events.items():
-            m.d.sync += c[kind].eq(c[kind] + event)
+            with m.If(event):
+                m.d.sync += c[kind].eq(c[kind] + 1)

@@ -74,10 +74,17 @@ class LlrTx(ConfiguredComponent):
     windows are ignored and counted. During a replay, flits acknowledged meanwhile are
     skipped [ours]: the replay goes on from the oldest unacknowledged flit.
 
+    **The choice a clock ahead**: which flit goes next (replay, packer or NOP; the TxReplay
+    address) is made in the clock before its first beat, from the state that clock leaves
+    but for the command taken in it: that command counts for this flit as taken at its first
+    beat [ours: one clock of Ack latency more; a Replay Request then restarts the flit, as
+    one taken while it is under way].
+
     **Ack timeout** [§6.6.6.8]: counted in flit times while flits are unacknowledged and the
     link is Up; ``timeout`` pulses when it runs out (the link then leaves Up).
 
-    Latency: a packer beat taken in clock ``t`` is on ``o`` at ``t + 1``. Throughput: one
+    Latency: a packer beat taken in clock ``t`` is on ``o`` at ``t + 1``; a command on
+    ``ingress`` in clock ``t`` acts on the flits that start from ``t + 2``. Throughput: one
     beat per clock while ``o`` is ready (and ``mode`` is not IDLE). ``body`` is taken only
     within flits this block chose to take from it, a flit's 10 beats in a row.
 
@@ -137,19 +144,26 @@ class LlrTx(ConfiguredComponent):
                                            BEATS_PER_FLIT, init=[])
         wr, rd = mem.write_port(), mem.read_port()
         st = _State(cfg)
-        m.d.comb += [self.unacked.eq(st.unacked),
-                     st.unacked.eq(seq_diff(st.last_seq, st.last_ack))]
+        m.d.comb += self.unacked.eq(st.unacked)
         advance = ~self.o.valid | self.o.ready
         beat = Signal(range(BEATS_PER_FLIT))
         src = Signal(_Source)                       # of the flit being sent (beats 1 .. 9)
         now = Signal(_Source)                       # of this beat's flit
-        slot = Signal(range(cfg.replay_depth))
         seq = Signal(SEQ_BITS)                      # a replayed flit's sequence number
+        addr = Signal(range(cfg.replay_depth * BEATS_PER_FLIT))     # the next beat's address
         first = beat == 0
+        last = beat == BEATS_PER_FLIT - 1
         start = Signal()
         m.d.comb += start.eq(advance & first & (self.mode != LinkMode.IDLE))
-        choice, choice_slot, choice_seq = self._choose(m, st)
-        m.d.comb += now.eq(Mux(first, Mux(self.mode == LinkMode.IDLE, _Source.NOP, choice), src))
+        ready = _Ready(cfg)                         # the next flit's choice, made a clock ahead
+        up = self.mode == LinkMode.UP
+        choice = Signal(_Source)
+        m.d.comb += [
+            choice.eq(Mux(up & ready.more, _Source.REPLAY,
+                          Mux(up & ready.room & ~ready.replay & self.body.valid, _Source.NEW,
+                              _Source.NOP))),
+            now.eq(Mux(first, Mux(self.mode == LinkMode.IDLE, _Source.NOP, choice), src)),
+        ]
         # A packer flit waits for each of its beats; the others go at once.
         step = Signal()
         m.d.comb += [
@@ -157,62 +171,89 @@ class LlrTx(ConfiguredComponent):
                     & ((now != _Source.NEW) | self.body.valid)),
             self.body.ready.eq(step & (now == _Source.NEW)),
         ]
-        this_slot = Mux(first, choice_slot, slot)
-        address = this_slot * BEATS_PER_FLIT + beat
+        address = Mux(first, Mux(choice == _Source.REPLAY, ready.replay_base, ready.new_base),
+                      addr)
         m.d.comb += [
             wr.addr.eq(address), wr.data.eq(self.body.p.data),
             wr.en.eq(step & (now == _Source.NEW)),
             rd.addr.eq(address), rd.en.eq(step),
         ]
-        last = beat == BEATS_PER_FLIT - 1
-        header = self._schedule(m, st, step & last, now, Mux(first, choice_seq, seq),
-                                self.body.p.payload)
+        # The last beat (``step & last``; its source is ``src``, the first beat's choice is
+        # not on the way).
+        done = advance & last & ((src != _Source.NEW) | self.body.valid)
+        header = self._schedule(m, st, done, src, seq, self.body.p.payload)
+        # The flit after a replayed one: its sequence number and slot.
+        after = SimpleNamespace(seq=Signal(SEQ_BITS), slot=Signal(range(cfg.replay_depth)))
         with m.If(step):
-            m.d.sync += beat.eq(Mux(last, 0, beat + 1))
+            m.d.sync += [beat.eq(Mux(last, 0, beat + 1)), addr.eq(address + 1)]
             with m.If(first):
-                m.d.sync += [src.eq(choice), slot.eq(choice_slot), seq.eq(choice_seq)]
+                m.d.sync += [src.eq(choice), seq.eq(ready.seq),
+                             after.seq.eq(seq_next(ready.seq)),
+                             after.slot.eq(_wrap(ready.slot + 1, cfg.replay_depth))]
         self._output(m, rd, step, advance, now, last, header)
         # A read-only view of the state, for the proof (tb/test_dl_replay_proof.py).
-        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first)
-        self._ingress(m, st, start)
-        self._timer(m, st, step & last)
-        self._count(m, st, step & last, now)
+        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first, ready=ready)
+        self._choose(m, st, ready, done, ~first, src, after)
+        self._ingress(m, st, start, ready)
+        self._timer(m, st, done)
+        self._count(m, st, done, src)
         return m
 
-    def _choose(self, m, st):
-        """At a flit's first beat: replay, packer or NOP [§6.6.6.5, §6.6.6.6]; the slot (of
-        the flit replayed, or where the packer's goes) and the replayed flit's sequence
-        number. Ends a replay that has nothing left."""
+    def _choose(self, m, st, ready, done, under, src, after):
+        """The next flit's choice, a clock ahead [§6.6.6.5, §6.6.6.6]: whether a replay has a
+        flit left (``more``: its slot, TxReplay address and sequence number; ``done``: none
+        left, the replay ends when the next flit starts) and whether TxReplay has room for a
+        packer flit, made every clock from the state the next clock will have but for the
+        commands taken in this one. It matters only in the clock before a first beat: after
+        a flit's last beat, or while a first beat waits. So a flit ``under`` way counts as
+        ending now: it moves Tx_last_seq (a packer's payload flit: ``unacked``, ``tail``) or
+        the replay (a replayed flit not restarted: to the flit ``after`` it). A command taken
+        in this clock counts for the next flit's choice as taken at its first beat: an Ack
+        frees the flits for the flit after [ours: one clock of Ack latency more], a Replay
+        Request restarts the flit started (``restarted``). Every candidate (moved or not, a
+        flit added or not) is computed side by side and the last mux picks; the slots' ``×
+        10`` is shifts and an add."""
         cfg = self._config
-        choice = Signal(_Source)
-        slot = Signal(range(cfg.replay_depth))
-        seq = Signal(SEQ_BITS)
+        body_src = src == _Source.NEW
+        st.new = done & body_src & self.body.p.payload
+        new = under & body_src & self.body.p.payload
+        moved = under & (src == _Source.REPLAY) & ~st.restarted
         # The replay's place among the unacknowledged flits: ``offset`` flits after the
-        # oldest; past them all when done; acknowledged meanwhile when beyond [ours].
+        # oldest; past them all when done; acknowledged meanwhile when beyond [ours]: it then
+        # goes on from the oldest.
         offset = Signal(SEQ_BITS)
-        m.d.comb += offset.eq(seq_diff(st.replay_seq, seq_next(st.last_ack)))
-        acked = offset > st.unacked
-        from_ = Mux(acked, 0, offset)
-        more = st.replay & (from_ < st.unacked)
-        up = self.mode == LinkMode.UP
-        room = (st.unacked < cfg.replay_depth) & (st.unacked < MAX_UNACKED)
-        with m.If(up & more):
-            m.d.comb += [choice.eq(_Source.REPLAY), slot.eq(_wrap(st.head + from_,
-                                                                  cfg.replay_depth)),
-                         seq.eq(Mux(acked, seq_next(st.last_ack), st.replay_seq))]
-        with m.Elif(up & room & ~st.replay & self.body.valid):
-            m.d.comb += [choice.eq(_Source.NEW), slot.eq(_wrap(st.head + st.unacked,
-                                                               cfg.replay_depth))]
-        with m.Else():
-            m.d.comb += choice.eq(_Source.NOP)
-        st.replay_done = st.replay & ~more
-        return choice, slot, seq
+        m.d.comb += offset.eq(Mux(moved, seq_diff(after.seq, st.oldest),
+                                  seq_diff(st.replay_seq, st.oldest)))
+        plus = st.unacked + 1
+        acked = Mux(new, offset > plus, offset > st.unacked)
+        left = Mux(new, Mux(acked, 1, offset < plus), Mux(acked, st.unacked != 0,
+                                                           offset < st.unacked))
+        more = st.replay & left
+        room = Mux(new, (plus < cfg.replay_depth) & (plus < MAX_UNACKED),
+                   (st.unacked < cfg.replay_depth) & (st.unacked < MAX_UNACKED))
+        m.d.sync += [
+            ready.more.eq(more),
+            ready.done.eq(st.replay & ~more),
+            ready.replay.eq(st.replay),
+            ready.room.eq(room),
+            ready.slot.eq(Mux(acked, st.head, Mux(moved, after.slot, st.replay_slot))),
+            ready.seq.eq(Mux(acked, st.oldest, Mux(moved, after.seq, st.replay_seq))),
+            ready.replay_base.eq(Mux(acked, _times_beats(st.head),
+                                     Mux(moved, _times_beats(after.slot),
+                                         _times_beats(st.replay_slot)))),
+            ready.new_base.eq(Mux(new, _times_beats(st.tail_on), _times_beats(st.tail))),
+        ]
+        with m.If(st.new):
+            m.d.sync += [st.tail.eq(st.tail_on),
+                         st.tail_on.eq(_wrap(st.tail_on + 1, cfg.replay_depth))]
+        with m.If(done & (src == _Source.REPLAY) & ~st.restarted):     # as Tx_replay_seq
+            m.d.sync += st.replay_slot.eq(after.slot)
 
-    def _schedule(self, m, st, done, now, seq, packed):
-        """The flit header, decided at its last beat [§6.6.6.7]; the state it moves (at the end
-        of the last beat, ``done``)."""
-        payload = (now == _Source.REPLAY) | ((now == _Source.NEW) & packed)
-        replayed = now == _Source.REPLAY
+    def _schedule(self, m, st, done, src, seq, packed):
+        """The flit header, decided at its last beat (of a flit from ``src``) [§6.6.6.7]; the
+        state it moves (at the end of the last beat, ``done``)."""
+        payload = (src == _Source.REPLAY) | ((src == _Source.NEW) & packed)
+        replayed = src == _Source.REPLAY
         flit_seq = Mux(replayed, seq, Mux(payload, seq_next(st.last_seq), st.last_seq))
         count = Mux(st.explicit == 0, 0, st.explicit - 1)
         explicit = Signal(explicit_header)
@@ -242,7 +283,7 @@ class LlrTx(ConfiguredComponent):
                 m.d.sync += st.first_replay.eq(0)
             with m.If(ask):
                 m.d.sync += [st.requests.eq(st.requests - 1), st.request_seq.eq(ask_seq)]
-            with m.If((now == _Source.NEW) & packed):
+            with m.If((src == _Source.NEW) & packed):
                 m.d.sync += st.last_seq.eq(flit_seq)
             with m.If(replayed & ~st.restarted):
                 m.d.sync += st.replay_seq.eq(seq_next(seq))
@@ -268,35 +309,45 @@ class LlrTx(ConfiguredComponent):
         m.d.comb += [self.o.p.data.eq(Mux(replayed, rd.data, body) | (fh << _FH_LSB)),
                      self.o.p.last.eq(end)]
 
-    def _ingress(self, m, st, started):
+    def _ingress(self, m, st, started, ready):
         """Acks and Replay Requests from the local receiver [§6.6.6.3], the ignore window;
-        ``started``: a replay flit starts now."""
+        ``started``: a flit starts now, as ``ready`` chose it a clock before."""
         cfg = self._config
         ingress = self.ingress
         a = ingress.ack_req_seq
-        freed = seq_diff(a, st.last_ack)                    # flits an Ack frees
+        st.freed = seq_diff(a, st.last_ack)                 # flits an Ack frees
         in_buffer = seq_diff(st.last_seq, a) <= _WINDOW
         ack = ingress.command & (ingress.op == FlitOp.ACK)
         ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
         # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
         # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
         # overlap and would take an Ack 255 or 256 ahead, leaving 256 flits "unacknowledged".
-        ack_ok = ack & (freed <= st.unacked)
-        ask_ok = ask & (seq_diff(a, seq_next(st.last_ack)) <= _WINDOW) & in_buffer
-        st.ack_error = ack & ~ack_ok
+        st.ack_ok = ack & (st.freed <= st.unacked)
+        offset = seq_diff(a, st.oldest)
+        ask_ok = ask & (offset <= _WINDOW) & in_buffer
+        st.ack_error = ack & ~st.ack_ok
         st.ask_error = ask & ~ask_ok
-        st.acked = ack_ok & (freed != 0)
+        st.acked = st.ack_ok & (st.freed != 0)
+        m.d.sync += st.unacked.eq(st.unacked + st.new - Mux(st.ack_ok, st.freed, 0))
+        # A request taken in the clock before a flit starts came after its choice.
+        asked_before = Signal()
+        m.d.sync += asked_before.eq(ask_ok)
         with m.If(ingress.flit & (st.ignore != 0)):
             m.d.sync += st.ignore.eq(st.ignore - 1)
-        with m.If(ack_ok):
-            m.d.sync += [st.last_ack.eq(a), st.head.eq(_wrap(st.head + freed, cfg.replay_depth))]
-        with m.If(started & st.replay_done):
+        with m.If(st.ack_ok):
+            m.d.sync += [st.last_ack.eq(a), st.oldest.eq(seq_next(a)),
+                         st.head.eq(_wrap(st.head + st.freed, cfg.replay_depth))]
+        with m.If(started & ready.done & ~asked_before):
             m.d.sync += st.replay.eq(0)
         with m.If(started):
-            m.d.sync += st.restarted.eq(0)
+            m.d.sync += st.restarted.eq(asked_before)
         with m.If(ask_ok):
+            # The slot of flit ``a`` when it is in TxReplay (else the replay goes from the
+            # oldest, :meth:`_choose`).
             m.d.sync += [st.replay.eq(1), st.first_replay.eq(1), st.ignore.eq(REPLAY_IGNORE),
-                         st.replay_seq.eq(a), st.restarted.eq(1)]
+                         st.replay_seq.eq(a), st.restarted.eq(1),
+                         st.replay_slot.eq(_wrap(st.head + offset[:len(st.head) + 1],
+                                                 cfg.replay_depth))]
         st.asked_replay = ask_ok
 
     def _timer(self, m, st, flit_done):
@@ -312,13 +363,13 @@ class LlrTx(ConfiguredComponent):
         with m.If(self.timeout):
             m.d.sync += left.eq(self.ack_timeout)
 
-    def _count(self, m, st, flit_done, now):
+    def _count(self, m, st, flit_done, src):
         c = self.counts
-        packed = (now == _Source.NEW) & self.body.p.payload
+        packed = (src == _Source.NEW) & self.body.p.payload
         events = {
             TxCount.FLITS: flit_done,
             TxCount.PAYLOAD: flit_done & packed,
-            TxCount.REPLAYED: flit_done & (now == _Source.REPLAY),
+            TxCount.REPLAYED: flit_done & (src == _Source.REPLAY),
             TxCount.REPLAYS: st.asked_replay,
             TxCount.REPLAY_REQUESTS: st.asked,
             TxCount.ACK_ERRORS: st.ack_error,
@@ -326,10 +377,11 @@ class LlrTx(ConfiguredComponent):
             TxCount.TIMEOUTS: self.timeout,
         }
         for kind, event in events.items():
-            m.d.sync += c[kind].eq(c[kind] + event)
+            with m.If(event):
+                m.d.sync += c[kind].eq(c[kind] + 1)
         with m.If(st.unacked > c[TxCount.PEAK]):
             m.d.sync += c[TxCount.PEAK].eq(st.unacked)
-        m.d.comb += self.nop.eq(flit_done & ~packed & (now != _Source.REPLAY))
+        m.d.comb += self.nop.eq(flit_done & ~packed & (src != _Source.REPLAY))
 
 
 class _State:
@@ -339,16 +391,43 @@ class _State:
         self.last_seq = Signal(SEQ_BITS, init=SEQ_MODULUS, name="tx_last_seq")
         self.last_ack = Signal(SEQ_BITS, init=SEQ_MODULUS, name="rx_last_ack")
         self.head = Signal(range(cfg.replay_depth), name="head")   # slot of last_ack + 1
-        self.unacked = Signal(SEQ_BITS, name="unacked_flits")
+        self.oldest = Signal(SEQ_BITS, init=1, name="oldest")      # last_ack + 1
+        self.tail = Signal(range(cfg.replay_depth), name="tail")   # slot of last_seq + 1
+        self.tail_on = Signal(range(cfg.replay_depth), init=1 % cfg.replay_depth,
+                              name="tail_on")                       # ... and the one after
+        # Tx_last_seq - Rx_last_ack, kept as a register.
+        self.unacked = Signal(range(MAX_UNACKED + 1), name="unacked_flits")
         self.replay = Signal(name="tx_replay")
         self.first_replay = Signal(name="tx_first_replay")
         self.replay_seq = Signal(SEQ_BITS, name="replay_seq")       # the next flit to replay
+        self.replay_slot = Signal(range(cfg.replay_depth), name="replay_slot")  # ... its slot
         self.restarted = Signal(name="replay_restarted")    # a request came during this flit
         self.explicit = Signal(range(EXPLICIT_EVERY + 1), init=EXPLICIT_EVERY,
                                name="tx_explicit_count")
         self.requests = Signal(range(REPLAY_REQUEST_COPIES + 1), name="tx_replay_req_count")
         self.request_seq = Signal(SEQ_BITS, name="tx_replay_req_seq_no")
         self.ignore = Signal(range(REPLAY_IGNORE + 1), name="rx_replay_ignore_count")
+
+
+class _Ready:
+    """The next flit's choice, registered a clock ahead (:meth:`LlrTx._choose`)."""
+
+    def __init__(self, cfg):
+        addresses = range(cfg.replay_depth * BEATS_PER_FLIT)
+        self.more = Signal(name="ready_more")               # a replayed flit is due
+        self.done = Signal(name="ready_done")               # the replay has none left
+        self.replay = Signal(name="ready_replay")           # Tx_replay
+        self.room = Signal(name="ready_room")               # TxReplay takes a packer flit
+        self.slot = Signal(range(cfg.replay_depth), name="ready_slot")  # the replayed flit's
+        self.seq = Signal(SEQ_BITS, name="ready_seq")       # ... and its sequence number
+        self.replay_base = Signal(addresses, name="ready_replay_base")  # its first address
+        self.new_base = Signal(addresses, name="ready_new_base")        # a packer flit's
+
+
+def _times_beats(slot):
+    """``slot * 10`` (:data:`BEATS_PER_FLIT`) as two shifts and an add."""
+    assert BEATS_PER_FLIT == 10
+    return (slot << 3) + (slot << 1)
 
 
 def _wrap(value, depth):

@@ -73,19 +73,25 @@ class DlUnpack(Component):
         step = Signal()
         m.d.comb += [self.i.ready.eq(~self.o.valid | self.o.ready),
                      step.eq(self.i.valid & self.i.ready)]
-        start, start_at, start_msg, reached, after = self._decide(m, beat, cursor, size)
+        start, start_at, at_cursor, start_msg, reached, after = self._decide(m, beat, cursor,
+                                                                              size)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
         # fit.
         completes = pending & (cursor <= size)
         filled = Signal(sector_array)
-        moved = rotate(beat_in, (BEAT_SECTORS - cursor)[:4])    # beat sector 0 -> 16 - cursor
+        # One rotator, by 16 - ``cursor`` (kept in a register): beat sector 0 -> 16 - cursor.
+        amount = Signal(4)
+        moved = rotate(beat_in, amount)
         for k in range(BEAT_SECTORS):
             # Sector k was received already when k < 16 - cursor (always for k = 0: no
             # comparison with a constant result is written).
             held_here = pending & (cursor < BEAT_SECTORS - k) if k else pending
             m.d.comb += filled[k].eq(Mux(held_here, part[k], moved.word_select(k, SECTOR_BITS)))
-        opened = rotate(beat_in, (BEAT_SECTORS - start_at)[:4])   # sector start_at -> 0
+        # Sector start_at -> 0: the same rotation when the TL flit starts at the cursor, else
+        # it starts at sector 15 (the only later decision point in a beat, in beats 7 and 8).
+        assert {h % BEAT_SECTORS for h in HALF_SEGMENT_STARTS} <= {0, BEAT_SECTORS - 1}
+        opened = Mux(at_cursor, moved, beat_in.rotate_left(SECTOR_BITS))
         whole = start & (start_at == 0) & ~last     # a TL flit in exactly this beat
         with m.If(step):
             m.d.sync += [beat.eq(Mux(last, 0, beat + 1)),
@@ -97,31 +103,36 @@ class DlUnpack(Component):
                              self.o.p.msg.eq(Mux(completes, part_msg, start_msg))]
             with m.Else():
                 m.d.sync += self.o.valid.eq(0)
+            following = Signal.like(cursor)
+            m.d.sync += [cursor.eq(following), amount.eq(-following)]
             with m.If(start & ~whole):
                 # ``size - start_at`` sectors here, the rest from the next beat(s).
-                m.d.sync += [part.eq(opened), part_msg.eq(start_msg), pending.eq(1),
-                             cursor.eq(start_at + BEAT_SECTORS - size)]
+                m.d.sync += [part.eq(opened), part_msg.eq(start_msg), pending.eq(1)]
+                m.d.comb += following.eq(start_at + BEAT_SECTORS - size)
             with m.Elif(pending & ~completes):
                 # Only in the last beat: the pending TL flit goes on into the next DL flit.
-                m.d.sync += [part.eq(filled), cursor.eq(cursor - size)]
+                m.d.sync += part.eq(filled)
+                m.d.comb += following.eq(cursor - size)
             with m.Else():
                 # Nothing pending: the next decision point follows a whole TL flit at once,
                 # else it is the next half-segment start.
-                m.d.sync += [pending.eq(0), cursor.eq(Mux(whole, 0, after))]
+                m.d.sync += pending.eq(0)
+                m.d.comb += following.eq(Mux(whole, 0, after))
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         return m
 
     def _decide(self, m, beat, cursor, size):
-        """Where a TL flit starts in this beat, if one does: ``(start, start_at, its message
-        bits, the decision points reached (2 bits per segment: first, second half), the
-        cursor in the next beat when none starts)``.
+        """Where a TL flit starts in this beat, if one does: ``(start, start_at, whether that
+        is the cursor, its message bits, the decision points reached (2 bits per segment:
+        first, second half), the cursor in the next beat when none starts)``.
 
         The beat's first decision point is its cursor (when below its size); when its TL
         flit is absent, a half-segment start later in the same beat (sector 127 in beat 7,
         143 in beat 8) is the next one."""
         headers = self.i.p.headers
         start, start_at, msg = Signal(), Signal(range(BEAT_SECTORS)), Signal(2)
+        at_cursor = Signal()
         reached, after = Signal(2 * SEGMENTS), Signal(range(BEAT_SECTORS))
         for b in range(BEATS_PER_FLIT):
             base = b * BEAT_SECTORS
@@ -137,14 +148,14 @@ class DlUnpack(Component):
                     with m.If(cursor == c):
                         m.d.comb += reached[bit].eq(1)
                         with m.If(flit):
-                            m.d.comb += [start.eq(1), start_at.eq(c), msg.eq(
+                            m.d.comb += [start.eq(1), start_at.eq(c), at_cursor.eq(1), msg.eq(
                                 headers[seg].msg1 if second else headers[seg].msg0)]
                         for h in inner:
                             if h > c:
                                 self._second_point(m, headers, base + h, h, start, start_at,
                                                    msg, reached, flit)
                                 break
-        return start, start_at, msg, reached, after
+        return start, start_at, at_cursor, msg, reached, after
 
     @staticmethod
     def _second_point(m, headers, position, offset, start, start_at, msg, reached, first):
@@ -165,4 +176,5 @@ class DlUnpack(Component):
         announced = Cat(Cat(headers[s].flit0, headers[s].flit1) for s in range(SEGMENTS))
         alt = Cat(headers[s].alt_sector for s in range(SEGMENTS)).any()
         bad = last & ((announced & ~seen).any() | alt)
-        m.d.sync += self.malformed.eq(self.malformed + bad)
+        with m.If(bad):
+            m.d.sync += self.malformed.eq(self.malformed + 1)

@@ -83,10 +83,11 @@ class DlPack(Component):
         # One rotator: the TL flit moved so that its sectors that do not fit (after the beat,
         # or after the last beat's payload, 3 sectors earlier) land at the bottom, for the
         # carry-over; the beat takes the rest, 3 sectors up in the last beat.
+        # Its amount, ``cursor`` (+ 3 in the last beat), is kept in a register.
         skip = BEAT_SECTORS - LAST_SECTORS
+        amount = Signal(range(BEAT_SECTORS))
         rotated = Signal(sector_array)
-        m.d.comb += rotated.eq(rotate(Cat(self.i.p.data[0], self.i.p.data[1]),
-                                      cursor + Mux(last, skip, 0)))
+        m.d.comb += rotated.eq(rotate(Cat(self.i.p.data[0], self.i.p.data[1]), amount))
         sectors = Signal(sector_array)
         for i in range(BEAT_SECTORS):
             # (No comparison with a 4-bit register is written where its result is constant.)
@@ -109,28 +110,35 @@ class DlPack(Component):
                 headers.eq(Mux(last, 0, new_headers)),
                 payload.eq(~last & (payload | take | carrying)),
             ]
-            self._advance(m, beat, last, size, decide, take, cursor, carrying, carry, rotated)
+            following = self._advance(m, beat, last, size, decide, take, cursor, carrying,
+                                      carry, rotated)
+            m.d.sync += [cursor.eq(following),
+                         amount.eq(following + Mux(beat == BEATS_PER_FLIT - 2, skip, 0))]
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         return m
 
     def _advance(self, m, beat, last, size, decide, take, cursor, carrying, carry, rotated):
-        """The next beat's decision point and carry-over."""
+        """The next beat's carry-over; returns its decision point."""
+        following = Signal.like(cursor)
         with m.If(take):
             # The TL flit's sectors after this beat carry over: as many as the sectors before
             # its start in a full beat, 3 more in the last.
             rest = cursor + Mux(last, BEAT_SECTORS - LAST_SECTORS, 0)
-            m.d.sync += [cursor.eq(rest), carrying.eq(rest != 0), carry.eq(rotated)]
+            m.d.comb += following.eq(rest)
+            m.d.sync += [carrying.eq(rest != 0), carry.eq(rotated)]
         with m.Elif(decide):
             m.d.sync += carrying.eq(0)
             for b in range(BEATS_PER_FLIT):
                 with m.If(beat == b):
-                    m.d.sync += cursor.eq(next_cursor(b))
+                    m.d.comb += following.eq(next_cursor(b))
         with m.Else():
             # No decision point in this beat (the last one, behind a long carry-over, or past
             # the payload's end): what does not fit goes on into the next flit's first beat.
-            m.d.sync += [cursor.eq(cursor - size), carrying.eq(carrying & (cursor > size)),
+            m.d.comb += following.eq(cursor - size)
+            m.d.sync += [carrying.eq(carrying & (cursor > size)),
                          carry.eq(carry.as_value() >> (LAST_SECTORS * SECTOR_BITS))]
+        return following
 
     def _headers(self, m, beat, cursor, take, headers):
         """The segment headers with the TL flit that starts at the decision point, if one
