@@ -22,7 +22,7 @@ from .layout import (
     rx_counts,
     unpack_stream,
 )
-from .logic import seq_diff, seq_next
+from .logic import count_events, seq_diff, seq_next
 
 __all__ = ["LlrRx"]
 
@@ -197,7 +197,7 @@ class LlrRx(ConfiguredComponent):
                 m.d.sync += bad.eq(0)
         with m.If(first_miss):
             m.d.sync += [replay.eq(1), unexpected.eq(0)]
-        self._count(m, {
+        count_events(m, self.counts, {
             RxCount.FLITS: arrive,
             RxCount.GOOD: accept & payload,
             RxCount.BAD_CRC: arrive & ~crc_ok,
@@ -208,10 +208,3 @@ class LlrRx(ConfiguredComponent):
             RxCount.REQUESTS: self.request,
         })
         return taken
-
-    def _count(self, m, events):
-        """``counts``: each :class:`~rtl.dl.layout.RxCount` kind plus its event."""
-        c = self.counts
-        for kind, event in events.items():
-            with m.If(event):
-                m.d.sync += c[kind].eq(c[kind] + 1)

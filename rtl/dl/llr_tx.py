@@ -33,7 +33,7 @@ from .layout import (
     phy_stream,
     tx_counts,
 )
-from .logic import seq_diff, seq_next
+from .logic import count_events, seq_diff, seq_next
 
 __all__ = ["LlrTx"]
 
@@ -192,7 +192,7 @@ class LlrTx(ConfiguredComponent):
                              after.slot.eq(_wrap(ready.slot + 1, cfg.replay_depth))]
         self._output(m, rd, step, advance, now, last, header)
         # A read-only view of the state, for the proof (tb/test_dl_replay_proof.py).
-        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first, ready=ready)
+        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first)
         self._choose(m, st, ready, done, ~first, src, after)
         self._ingress(m, st, start, ready)
         self._timer(m, st, done)
@@ -315,28 +315,28 @@ class LlrTx(ConfiguredComponent):
         cfg = self._config
         ingress = self.ingress
         a = ingress.ack_req_seq
-        st.freed = seq_diff(a, st.last_ack)                 # flits an Ack frees
+        freed = seq_diff(a, st.last_ack)                    # flits an Ack frees
         in_buffer = seq_diff(st.last_seq, a) <= _WINDOW
         ack = ingress.command & (ingress.op == FlitOp.ACK)
         ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
         # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
         # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
         # overlap and would take an Ack 255 or 256 ahead, leaving 256 flits "unacknowledged".
-        st.ack_ok = ack & (st.freed <= st.unacked)
+        ack_ok = ack & (freed <= st.unacked)
         offset = seq_diff(a, st.oldest)
         ask_ok = ask & (offset <= _WINDOW) & in_buffer
-        st.ack_error = ack & ~st.ack_ok
+        st.ack_error = ack & ~ack_ok
         st.ask_error = ask & ~ask_ok
-        st.acked = st.ack_ok & (st.freed != 0)
-        m.d.sync += st.unacked.eq(st.unacked + st.new - Mux(st.ack_ok, st.freed, 0))
+        st.acked = ack_ok & (freed != 0)
+        m.d.sync += st.unacked.eq(st.unacked + st.new - Mux(ack_ok, freed, 0))
         # A request taken in the clock before a flit starts came after its choice.
         asked_before = Signal()
         m.d.sync += asked_before.eq(ask_ok)
         with m.If(ingress.flit & (st.ignore != 0)):
             m.d.sync += st.ignore.eq(st.ignore - 1)
-        with m.If(st.ack_ok):
+        with m.If(ack_ok):
             m.d.sync += [st.last_ack.eq(a), st.oldest.eq(seq_next(a)),
-                         st.head.eq(_wrap(st.head + st.freed, cfg.replay_depth))]
+                         st.head.eq(_wrap(st.head + freed, cfg.replay_depth))]
         with m.If(started & ready.done & ~asked_before):
             m.d.sync += st.replay.eq(0)
         with m.If(started):
@@ -376,9 +376,7 @@ class LlrTx(ConfiguredComponent):
             TxCount.REQUEST_ERRORS: st.ask_error,
             TxCount.TIMEOUTS: self.timeout,
         }
-        for kind, event in events.items():
-            with m.If(event):
-                m.d.sync += c[kind].eq(c[kind] + 1)
+        count_events(m, c, events)
         with m.If(st.unacked > c[TxCount.PEAK]):
             m.d.sync += c[TxCount.PEAK].eq(st.unacked)
         m.d.comb += self.nop.eq(flit_done & ~packed & (src != _Source.REPLAY))
