@@ -7,6 +7,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
+from ..counters import count_events
 from .layout import (
     BEATS_PER_FLIT,
     REPLAY_LIMIT_BITS,
@@ -22,7 +23,7 @@ from .layout import (
     rx_counts,
     unpack_stream,
 )
-from .logic import count_events, seq_diff, seq_next
+from .logic import seq_diff, seq_next
 
 __all__ = ["LlrRx"]
 

@@ -9,6 +9,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
+from ..counters import count_events
 from .layout import (
     ACK_TIMEOUT_BITS,
     ACK_TIMEOUT_DEFAULT,
@@ -33,7 +34,7 @@ from .layout import (
     phy_stream,
     tx_counts,
 )
-from .logic import count_events, seq_diff, seq_next
+from .logic import seq_diff, seq_next
 
 __all__ = ["LlrTx"]
 

@@ -14,8 +14,8 @@ from .layout import (
     TL_FLIT_SECTORS,
 )
 
-__all__ = ["BEAT_SECTORS", "HALF_SECTORS", "LAST_SECTORS", "SECTOR_BITS", "count_events",
-           "next_cursor", "rotate", "sector_array", "segment_of", "seq_diff", "seq_next"]
+__all__ = ["BEAT_SECTORS", "HALF_SECTORS", "LAST_SECTORS", "SECTOR_BITS", "next_cursor",
+           "rotate", "sector_array", "segment_of", "seq_diff", "seq_next"]
 
 #: Payload sectors of a beat (a TL flit's worth), and of the last beat of a DL flit (the rest
 #: of the last beat is FH, SH and CRC in the logical layout).
@@ -36,14 +36,6 @@ def rotate(value, amount):
     for bit in range(len(amount)):
         out = Mux(amount[bit], out.rotate_left((1 << bit) * SECTOR_BITS), out)
     return out
-
-
-def count_events(m, counts, events):
-    """Each counter ``counts[kind]`` counts up by one in the clocks its ``events[kind]`` is 1
-    (the event an enable, not an operand of the adder)."""
-    for kind, event in events.items():
-        with m.If(event):
-            m.d.sync += counts[kind].eq(counts[kind] + 1)
 
 
 def next_cursor(beat):

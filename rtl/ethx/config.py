@@ -1,0 +1,72 @@
+"""The ETH-X bridge's configuration: one frozen object from the RTL to the testbench."""
+
+import dataclasses
+
+from ..config import BlockConfig, check_int
+from ..model.ethx import HEADER_BYTES, WORD, capacity
+
+__all__ = ["EthxConfig"]
+
+#: Ethernet stream widths (those of the CRC engine).
+ETH_WIDTHS = (8, 32, 64, 128, 256, 512)
+
+
+@dataclasses.dataclass(frozen=True)
+class EthxConfig(BlockConfig):
+    """Parameters of the ETH-X bridge's blocks.
+
+    Parameters
+    ----------
+    eth_width : int
+        Bits per beat of the Ethernet transmit and receive streams: 8, 32, 64, 128, 256 or 512.
+    mtu : int
+        Largest Ethernet payload (EtherType to FCS exclusive), 1500 to 9000 bytes.
+    fcs : bool
+        Generate the FCS on transmit and check it on receive (``False``: an external MAC does;
+        frames then end before the FCS).
+    tx_frames, rx_frames : int
+        Largest frames the transmit and receive frame buffers hold, 1 to 8.
+    """
+    eth_width: int = 64
+    mtu: int = 1500
+    fcs: bool = True
+    tx_frames: int = 2
+    rx_frames: int = 2
+
+    def __post_init__(self):
+        check_int("ETH-X", "eth_width", self.eth_width, ETH_WIDTHS)
+        check_int("ETH-X", "mtu", self.mtu, range(1500, 9001))
+        if type(self.fcs) is not bool:
+            raise TypeError(f"ETH-X fcs must be a bool, not {self.fcs!r}")
+        check_int("ETH-X", "tx_frames", self.tx_frames, range(1, 9))
+        check_int("ETH-X", "rx_frames", self.rx_frames, range(1, 9))
+
+    @property
+    def eth_bytes(self):
+        """Bytes per Ethernet beat."""
+        return self.eth_width // 8
+
+    @property
+    def lanes(self):
+        """Record words per frame-buffer row: one, or the words of a wide Ethernet beat."""
+        return max(1, self.eth_width // 64)
+
+    @property
+    def record_words(self):
+        """Record words in the largest frame."""
+        return capacity(self.mtu)
+
+    @property
+    def frame_words(self):
+        """Words of the largest frame in a buffer: the two header words, the records and the
+        FCS word (its low 4 bytes) when the bridge makes the FCS."""
+        return HEADER_BYTES // WORD + self.record_words + self.fcs
+
+    @property
+    def frame_rows(self):
+        """Buffer rows of the largest frame (frames start on a row)."""
+        return -(-self.frame_words // self.lanes)
+
+    def buffer_rows(self, frames):
+        """Rows of a frame buffer for ``frames`` largest frames, a power of two."""
+        return 1 << (frames * self.frame_rows - 1).bit_length()
