@@ -67,6 +67,16 @@ class EthxConfig(BlockConfig):
         """Buffer rows of the largest frame (frames start on a row)."""
         return -(-self.frame_words // self.lanes)
 
+    @property
+    def max_frame_bytes(self):
+        """Bytes of the longest frame that is not oversized (FCS included with ``fcs``)."""
+        return 14 + self.mtu + 4 * self.fcs
+
+    @property
+    def rx_frame_rows(self):
+        """Receive-buffer rows of the longest frame that is not oversized."""
+        return -(-self.max_frame_bytes // (8 * self.lanes))
+
     def buffer_rows(self, frames):
         """Rows of a frame buffer for ``frames`` largest frames, a power of two."""
-        return 1 << (frames * self.frame_rows - 1).bit_length()
+        return 1 << (frames * max(self.frame_rows, self.rx_frame_rows) - 1).bit_length()

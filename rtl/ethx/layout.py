@@ -7,9 +7,9 @@ from amaranth.lib import data, enum, stream
 
 from ..model import ethx as model
 
-__all__ = ["NODE_BITS", "VC_BITS", "WORD_BITS", "FramerCount", "eth_beat_layout", "eth_header_layout",
+__all__ = ["NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
            "eth_stream", "link_header_layout", "record_stream", "record_word_layout",
-           "framer_counts"]
+           "deframer_counts", "framer_counts"]
 
 WORD_BITS = model.WORD * 8      #: a record word [ours]
 NODE_BITS = 16                  #: node IDs, the last two bytes of a MAC address [ours]
@@ -70,3 +70,22 @@ class FramerCount(py_enum.IntEnum):
 
 
 framer_counts = data.ArrayLayout(32, len(FramerCount))
+
+
+class DeframerCount(py_enum.IntEnum):
+    """Receive counters (32-bit, wrapping): good frames, and the frames dropped for each
+    :class:`~rtl.model.ethx.FrameError` (the same numbers), in the order the receiver checks:
+    RUNT, OVERSIZED, MAC_ERROR, BAD_FCS, ETHERTYPE, DESTINATION, SOURCE, VERSION, LENGTH."""
+    FRAMES = 0          # good frames: their record words went on
+    RUNT = model.FrameError.RUNT
+    OVERSIZED = model.FrameError.OVERSIZED
+    BAD_FCS = model.FrameError.BAD_FCS
+    ETHERTYPE = model.FrameError.ETHERTYPE
+    DESTINATION = model.FrameError.DESTINATION
+    SOURCE = model.FrameError.SOURCE
+    VERSION = model.FrameError.VERSION
+    LENGTH = model.FrameError.LENGTH      # also: a beat whose keep breaks the stream rules
+    MAC_ERROR = 9       # the MAC marked the frame bad (``user`` on its last beat)
+
+
+deframer_counts = data.ArrayLayout(32, len(DeframerCount))
