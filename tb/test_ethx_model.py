@@ -13,6 +13,15 @@ from rtl.model.ethx import (
 
 # --- AXI4 beats [AXI4 A3.4.1] -----------------------------------------------------------------
 
+def test_beat_words():
+    assert [ethx.beat_words(s) for s in range(7)] == [1, 1, 1, 1, 2, 4, 8]
+    assert ethx.data_bytes(3, 0) == 32 and ethx.data_bytes(0, 6) == 64
+    assert ethx.container_mask(0x1005, 0) == 1 << 5
+    assert ethx.container_mask(0x1007, 1) == 0b11 << 6
+    assert ethx.container_mask(0x1005, 2) == 0xF0
+    assert ethx.container_mask(0x1005, 3) == 0xFF
+
+
 def test_beats_examples():
     # WRAP, 4 beats of 4 bytes from 0x34: the 16-byte window 0x30..0x3F.
     assert ethx.beat_addresses(0x34, 3, 2, Burst.WRAP) == [0x34, 0x38, 0x3C, 0x30]
@@ -53,6 +62,9 @@ def test_split_write():
     assert ethx.split_write(0x1000, 255, 4, Burst.INCR, 1024) == [
         (0x1000, 63, 0), (0x1400, 63, 64), (0x1800, 63, 128), (0x1C00, 63, 192)]
     assert ethx.split_write(0x3F0, 7, 4, Burst.WRAP, 64) == [(0x3F0, 7, 0)]
+    # Byte beats carry a word each: 128 beats make a 1 KB piece.
+    assert ethx.split_write(0x7F, 255, 0, Burst.INCR, 1024) == [(0x7F, 0, 0), (0x80, 127, 1),
+                                                                 (0x100, 126, 129)]
     # Unaligned start: the first container is at 0x3F8.
     assert ethx.split_write(0x3FB, 1, 3, Burst.INCR, 1024) == [(0x3FB, 0, 0), (0x400, 0, 1)]
 
@@ -127,7 +139,7 @@ def test_records_round_trip():
         if record is not None:
             batch.append(record)
     def normal(r):
-        if isinstance(r, Write) and r.all_ones():
+        if isinstance(r, Write) and r.elided():
             return Write(**{**r.__dict__, "strb": -1})
         return r
     assert [normal(r) for r in got] == [normal(r) for r in records]
@@ -163,10 +175,19 @@ def test_write_words():
     full = Write(id=0, addr=0, len=15, size=3, burst=Burst.INCR, data=bytes(128))
     assert ethx.record_words(full) == 17
     assert ethx.record_words(Write(**{**full.__dict__, "strb": 1})) == 19     # 128 strobe bits
-    byte = Write(id=0, addr=5, len=2, size=0, burst=Burst.INCR, data=b"abc", strb=0b101)
-    assert ethx.record_words(byte, ext=True) == 4
+    # Narrow beats carry the word that holds them, verbatim: 3 bytes at 5, 6, 7 in 3 words.
+    byte = Write(id=0, addr=5, len=2, size=0, burst=Burst.INCR, data=bytes(24), strb=0b101 << 5)
+    assert byte.containers() == 1 << 5 | 1 << 14 | 1 << 23 and not byte.elided()
+    assert ethx.record_words(byte, ext=True) == 6
     frame = ethx.encode_frame(1, 2, 0, [byte], TxState())
     assert ethx.decode_frame(frame, 1, {}).records == [byte]
+    # 2-byte beats of a WRAP from 0xC: containers at 0xC, 0xE, 0x0, 0x2 (bytes 4-5, 6-7, 0-1, 2-3).
+    wrap = Write(id=0, addr=0xC, len=3, size=1, burst=Burst.WRAP, data=bytes(32))
+    assert wrap.containers() == 0x30 | 0xC0 << 8 | 0x03 << 16 | 0x0C << 24 and wrap.elided()
+    assert ethx.record_words(wrap) == 5
+    # 16-byte beats from an unaligned address: containers are whole.
+    wide = Write(id=0, addr=0x1003, len=1, size=4, burst=Burst.INCR, data=bytes(32))
+    assert wide.containers() == (1 << 32) - 1
 
 
 # --- Bad frames and records ------------------------------------------------------------------

@@ -20,7 +20,8 @@ __all__ = [
     "ETHERTYPE", "HEADER_BYTES", "MAC_PREFIX", "MIN_WORDS", "NAIVE_HEADER", "NAIVE_INSTRUCTION",
     "VERSION", "WIRE_EXTRA", "WORD", "Attrs", "Burst", "Decoded", "FrameError", "Kind",
     "Read", "ReadData", "RecordError", "Resp", "RxState", "TxState", "Write", "WriteResp",
-    "axi_error", "beat_addresses", "capacity", "container", "data_bytes", "decode_frame",
+    "axi_error", "beat_addresses", "beat_words", "capacity", "container", "container_mask",
+    "data_bytes", "decode_frame",
     "encode_frame", "fcs_of", "mac", "naive_bytes", "node_of", "record_words", "split_write",
     "wire_bytes", "worst",
 ]
@@ -107,9 +108,22 @@ def beat_addresses(address, length, size, burst):
     return [address] + [low + (aligned - low + k * step) % total for k in range(1, beats)]
 
 
+def beat_words(size):
+    """Words a beat carries: the aligned 8-byte words that hold its container."""
+    return max(1, (1 << size) // WORD)
+
+
 def data_bytes(length, size):
-    """Bytes of a burst's containers: ``(length + 1) * 2**size``."""
-    return (length + 1) << size
+    """Data bytes of ``length + 1`` beats: whole words, :func:`beat_words` per beat."""
+    return (length + 1) * beat_words(size) * WORD
+
+
+def container_mask(address, size):
+    """Which of a beat's carried bytes are its container (one bit per byte): all of them from
+    8-byte beats up, else the ``2**size`` bytes at ``address % 8`` aligned down."""
+    if size >= 3:
+        return (1 << (1 << size)) - 1
+    return ((1 << (1 << size)) - 1) << (container(address, size) % WORD)
 
 
 def axi_error(address, length, size, burst, *, bus_bytes, address_width=64):
@@ -134,14 +148,17 @@ def axi_error(address, length, size, burst, *, bus_bytes, address_width=64):
 
 
 def split_write(address, length, size, burst, piece):
-    """The pieces ``(address, length, first_beat)`` a requester sends for a write burst: INCR
-    bursts cut at ``piece``-byte address boundaries, others whole (README §2.1)."""
+    """The pieces ``(address, length, first_beat)`` a requester sends for a write burst: an INCR
+    burst is cut where its data would pass a multiple of ``piece`` carried bytes, at address
+    boundaries of ``piece`` / :func:`beat_words` / 8 beats (``piece`` bytes from 8-byte beats
+    up); FIXED and WRAP bursts go whole (README §2.1)."""
     if burst != Burst.INCR:
         return [(address, length, 0)]
+    boundary = piece // (beat_words(size) * WORD) << size
     pieces, beat, addrs = [], 0, beat_addresses(address, length, size, burst)
     while beat <= length:
         end = beat + 1
-        while end <= length and addrs[end] // piece == addrs[beat] // piece:
+        while end <= length and addrs[end] // boundary == addrs[beat] // boundary:
             end += 1
         pieces.append((addrs[beat], end - beat - 1, beat))
         beat = end
@@ -179,18 +196,25 @@ class Write:
     len: int
     size: int
     burst: int
-    data: bytes                 #: the containers' bytes, :func:`data_bytes` of them
-    strb: int = -1              #: one bit per data byte; -1: all ones
+    data: bytes                 #: the carried words' bytes, :func:`data_bytes` of them
+    strb: int = -1              #: one bit per data byte; -1: the containers' bytes (elided)
     order: bool = False         #: release
     attrs: Attrs = Attrs()
     stale: bool = False
 
-    def strobes(self):
-        """The strobe bits as an integer, all ones spelled out."""
-        return (1 << len(self.data)) - 1 if self.strb == -1 else self.strb
+    def containers(self):
+        """The strobes that select exactly every beat's container."""
+        step = beat_words(self.size) * WORD
+        return sum(container_mask(a, self.size) << (k * step) for k, a in
+                   enumerate(beat_addresses(self.addr, self.len, self.size, self.burst)))
 
-    def all_ones(self):
-        return self.strobes() == (1 << len(self.data)) - 1
+    def strobes(self):
+        """The strobe bits as an integer, elided ones spelled out."""
+        return self.containers() if self.strb == -1 else self.strb
+
+    def elided(self):
+        """Whether the strobes go unsent: they are exactly the containers."""
+        return self.strobes() == self.containers()
 
 
 @dataclass(frozen=True)
@@ -221,7 +245,7 @@ def record_words(record, *, ext=False):
     if isinstance(record, Read):
         return 1 + ext
     if isinstance(record, Write):
-        strobes = 0 if record.all_ones() else _words(-(-len(record.data) // 8))
+        strobes = 0 if record.elided() else _words(len(record.data) // 8)
         return 1 + ext + _words(len(record.data)) + strobes
     if isinstance(record, ReadData):
         return 1 + (0 if record.data is None else _words(len(record.data)))
@@ -263,7 +287,7 @@ def _encode_request(record, state):
     ext = state.key != _key(record)
     if ext:
         state.key, state.gen = _key(record), (state.gen + 1) % 8
-    strb = kind == Kind.WRITE and not record.all_ones()
+    strb = kind == Kind.WRITE and not record.elided()
     if kind == Kind.WRITE and len(record.data) != data_bytes(record.len, record.size):
         raise ValueError(f"write data is {len(record.data)} bytes, the burst has "
                          f"{data_bytes(record.len, record.size)}")
@@ -281,7 +305,7 @@ def _encode_request(record, state):
     if kind == Kind.WRITE:
         out += _pad(record.data)
         if strb:
-            out += _pad(record.strobes().to_bytes(-(-len(record.data) // 8), "little"))
+            out += _pad(record.strobes().to_bytes(len(record.data) // 8, "little"))
     return out
 
 
@@ -381,15 +405,14 @@ def _decode_request(kind, word, words, at, state):
     if kind == Kind.READ:
         return (Read(**fields), at), None
     nbytes = data_bytes(length, size)
-    need = _words(nbytes) + (_words(-(-nbytes // 8)) if strb else 0)
+    need = _words(nbytes) + (_words(nbytes // 8) if strb else 0)
     if at + need > len(words):
         return None, RecordError.TRUNCATED
     raw = b"".join(w.to_bytes(WORD, "little") for w in words[at:at + need])
     data = raw[:nbytes]
     strobes = -1
     if strb:
-        strobes = int.from_bytes(raw[_words(nbytes) * WORD:][:-(-nbytes // 8)], "little")
-        strobes &= (1 << nbytes) - 1
+        strobes = int.from_bytes(raw[nbytes:nbytes + nbytes // 8], "little")
     return (Write(data=data, strb=strobes, **fields), at + need), None
 
 
