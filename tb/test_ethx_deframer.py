@@ -111,10 +111,9 @@ class TB:
         for index, (src, vc, words) in enumerate(self.expected):
             for n, word in enumerate(words):
                 got = await self.sink.recv()
-                want = (word, int(n == len(words) - 1), src, vc)
-                assert (int(got.data), int(got.last), int(got.node), int(got.vc)) == want, (
-                    f"frame {index} word {n}: got {int(got.data):#x} last {int(got.last)} "
-                    f"node {int(got.node)} vc {int(got.vc)}, expected {want}")
+                want = (word, int(n == len(words) - 1), src, vc, len(words) - n)
+                seen = (int(got.data), int(got.last), int(got.node), int(got.vc), int(got.left))
+                assert seen == want, f"frame {index} word {n}: got {seen}, expected {want}"
         self.expected.clear()
         await self.source.wait()                # the last beats may be of dropped frames
         await ClockCycles(self.dut.clk, 200)

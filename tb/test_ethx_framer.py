@@ -89,7 +89,7 @@ class TB:
         words = [int.from_bytes(body[k:k + 8], "little") for k in range(0, len(body), 8)]
         words += list(extra)
         for n, word in enumerate(words):
-            self.source.send_nowait(data=word, last=int(n == len(words) - 1), node=dst, vc=vc)
+            self.source.send_nowait(data=word, last=int(n == len(words) - 1), node=dst, vc=vc, left=0)
         self.words += len(words)
         frame = model.encode_frame(dst, NODE, vc, records, self.model_states.setdefault(
             dst, TxState()), fcs=self.config.fcs, mtu=self.config.mtu)
@@ -184,7 +184,7 @@ async def framer_reset_mid_frame(dut):
     tb.sink.set_backpressure(itertools.repeat(1))
     tb.send(1, 0, tb.random_records(20))       # small: the next fits even a 1-frame buffer
     for k in range(30):                         # a frame that the reset cuts (no last word)
-        tb.source.send_nowait(data=k, last=0, node=1, vc=0)
+        tb.source.send_nowait(data=k, last=0, node=1, vc=0, left=0)
     await tb.source.wait()
     await ClockCycles(dut.clk, 10)
     assert dut.o__valid.value, "the first frame should be waiting"

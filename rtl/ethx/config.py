@@ -26,12 +26,16 @@ class EthxConfig(BlockConfig):
         frames then end before the FCS).
     tx_frames, rx_frames : int
         Largest frames the transmit and receive frame buffers hold, 1 to 8.
+    sources : int
+        Node IDs 0 .. ``sources`` - 1 may send requests here (a power of two, 1 to 256): the
+        serving side keeps compression state and request room for each.
     """
     eth_width: int = 64
     mtu: int = 1500
     fcs: bool = True
     tx_frames: int = 2
     rx_frames: int = 2
+    sources: int = 16
 
     def __post_init__(self):
         check_int("ETH-X", "eth_width", self.eth_width, ETH_WIDTHS)
@@ -40,6 +44,7 @@ class EthxConfig(BlockConfig):
             raise TypeError(f"ETH-X fcs must be a bool, not {self.fcs!r}")
         check_int("ETH-X", "tx_frames", self.tx_frames, range(1, 9))
         check_int("ETH-X", "rx_frames", self.rx_frames, range(1, 9))
+        check_int("ETH-X", "sources", self.sources, tuple(1 << k for k in range(9)))
 
     @property
     def eth_bytes(self):

@@ -38,7 +38,8 @@ class FrameReader(ConfiguredComponent):
     frame : ``In(stream.Signature(stored_layout(config, rows)))``
         The next stored frame.
     o : ``Out(record_stream())``
-        Its record words with ``node`` (the source) and ``vc``; ``last`` on the final word.
+        Its record words with ``node`` (the source), ``vc`` and ``left`` (words to the frame's
+        end, this one included); ``last`` on the final word.
     read_row : ``Out(range(2 * rows))``
         The first row still in use, with a wrap bit.
     """
@@ -69,7 +70,8 @@ class FrameReader(ConfiguredComponent):
         with m.If(fetch):
             m.d.sync += o.valid.eq(busy & (word != end))
             with m.If(busy & (word != end)):
-                m.d.sync += [word.eq(word + 1), o.p.last.eq(word + 1 == end)]
+                m.d.sync += [word.eq(word + 1), o.p.last.eq(word + 1 == end),
+                             o.p.left.eq(end - word)]
                 if cfg.lanes > 1:
                     m.d.sync += lane.eq(word[:lanes])
             with m.Elif(busy):

@@ -7,8 +7,10 @@ from amaranth.lib import data, enum, stream
 
 from ..model import ethx as model
 
-__all__ = ["NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
-           "eth_stream", "link_header_layout", "record_stream", "record_word_layout",
+__all__ = ["LEFT_BITS", "NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
+           "eth_stream", "link_header_layout", "Kind", "ParseCount", "attrs_layout",
+           "extension_layout", "parse_counts", "read_data_header_layout", "request_header_layout",
+           "request_item_layout", "request_layout", "response_item_layout", "write_resp_layout", "record_stream", "record_word_layout",
            "deframer_counts", "framer_counts"]
 
 WORD_BITS = model.WORD * 8      #: a record word [ours]
@@ -46,13 +48,19 @@ eth_header_layout = data.StructLayout({
 MAC_PREFIX = int.from_bytes(model.MAC_PREFIX, "little")
 
 
-#: One record word on its way into a frame (``dst``, ``vc``: the frame's, read with its first
-#: word) or out of one (``dst``: the source node).
+#: Frame words a record word can have after it, itself included: a frame has at most
+#: :func:`rtl.model.ethx.capacity` of the largest MTU's record words.
+LEFT_BITS = (model.capacity(9000)).bit_length()
+
+#: One record word on its way into a frame (``node``, ``vc``: the frame's destination and VC,
+#: read with its first word) or out of one (``node``: its source; ``left``: the frame's words
+#: from this one to its end; 0 on the way in).
 record_word_layout = data.StructLayout({
     "data": WORD_BITS,
     "last": 1,
     "node": NODE_BITS,
     "vc": VC_BITS,
+    "left": LEFT_BITS,
 })
 
 
@@ -89,3 +97,73 @@ class DeframerCount(py_enum.IntEnum):
 
 
 deframer_counts = data.ArrayLayout(32, len(DeframerCount))
+
+
+# --- Records [README §2] ---------------------------------------------------------------------
+
+class Kind(enum.Enum, shape=4):
+    """A record's kind, bits 3:0 of its header word."""
+    PAD = model.Kind.PAD
+    READ = model.Kind.READ
+    WRITE = model.Kind.WRITE
+    READ_DATA = model.Kind.READ_DATA
+    WRITE_RESP = model.Kind.WRITE_RESP
+
+
+#: The header word of a READ or WRITE [README §2.1].
+request_header_layout = data.StructLayout({
+    "kind": 4, "ext": 1, "strb": 1, "order": 1, "zero": 1, "id": 8, "len": 8, "size": 3,
+    "burst": 2, "gen": 3, "addr": 32,
+})
+
+#: The attributes a request carries in its extension word besides the address's upper half.
+attrs_layout = data.StructLayout({"prot": 3, "cache": 4, "lock": 1, "qos": 4, "region": 4})
+
+#: The extension word: the compression key [README §2.1].
+extension_layout = data.StructLayout({"addr_hi": 32, "attrs": attrs_layout, "zero": 16})
+
+#: The header word of a READ_DATA [README §2.2].
+read_data_header_layout = data.StructLayout({
+    "kind": 4, "last": 1, "nodata": 1, "resp": 2, "id": 8, "count": 8, "size": 3, "burst": 2,
+    "len": 8, "addr": 12, "zero": 15,
+})
+
+#: The header word of a WRITE_RESP [README §2.2].
+write_resp_layout = data.StructLayout({"kind": 4, "zero0": 2, "resp": 2, "id": 8, "zero": 48})
+
+#: A request as the serving side sees it: its header with the address and attributes restored
+#: from the compression state, where it came from, and whether it must be refused: ``stale``
+#: (compressed against a state this side does not have) or ``foreign`` (from a source beyond
+#: the configured ``sources``).
+request_layout = data.StructLayout({
+    "write": 1, "id": 8, "len": 8, "size": 3, "burst": 2, "order": 1, "strb": 1,
+    "addr": 64, "attrs": attrs_layout, "node": NODE_BITS, "vc": VC_BITS,
+    "stale": 1, "foreign": 1,
+})
+
+#: One item of a request on its way to the serving side: the header (``first``, no data), then
+#: for a WRITE its data words and its strobe words (``strobe``); ``head`` on every item;
+#: ``last`` on the record's final item.
+request_item_layout = data.StructLayout({
+    "head": request_layout, "word": WORD_BITS, "first": 1, "strobe": 1, "last": 1,
+})
+
+#: One word of a response record on its way to the requester: its header word (``first``) as
+#: in :data:`read_data_header_layout` or :data:`write_resp_layout`, then its data words.
+response_item_layout = data.StructLayout({
+    "word": WORD_BITS, "first": 1, "last": 1, "node": NODE_BITS, "vc": VC_BITS,
+})
+
+
+class ParseCount(py_enum.IntEnum):
+    """Record parser counters (32-bit, wrapping)."""
+    REQUESTS = 0        # READ and WRITE records passed on
+    RESPONSES = 1       # READ_DATA and WRITE_RESP records passed on
+    STALE = 2           # ... requests among them without valid compression state
+    FOREIGN = 3         # ... requests among them from a source beyond ``sources``
+    UNKNOWN_KIND = model.RecordError.UNKNOWN_KIND + 3     # the rest of the frame dropped
+    TRUNCATED = model.RecordError.TRUNCATED + 3          # ditto
+    MALFORMED = model.RecordError.MALFORMED + 3          # ditto
+
+
+parse_counts = data.ArrayLayout(32, len(ParseCount))
