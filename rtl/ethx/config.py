@@ -29,6 +29,17 @@ class EthxConfig(BlockConfig):
     sources : int
         Node IDs 0 .. ``sources`` - 1 may send requests here (a power of two, 1 to 256): the
         serving side keeps compression state and request room for each.
+    data_width : int
+        AXI data width of both AXI ports: 64, 128, 256 or 512 bits.
+    addr_width : int
+        AXI address width, 32 to 64 bits.
+    windows : int
+        Access windows of the serving side, 1 to 8 (README §4).
+    outstanding : int
+        Reads, and writes, the serving side has in flight at its memory, 2 to 64.
+    read_piece : int
+        Most data bytes in one READ_DATA record, a power of two from 256 up to what fits the
+        MTU (1024 for 1500).
     """
     eth_width: int = 64
     mtu: int = 1500
@@ -36,6 +47,11 @@ class EthxConfig(BlockConfig):
     tx_frames: int = 2
     rx_frames: int = 2
     sources: int = 16
+    data_width: int = 64
+    addr_width: int = 48
+    windows: int = 2
+    outstanding: int = 8
+    read_piece: int = 1024
 
     def __post_init__(self):
         check_int("ETH-X", "eth_width", self.eth_width, ETH_WIDTHS)
@@ -45,11 +61,23 @@ class EthxConfig(BlockConfig):
         check_int("ETH-X", "tx_frames", self.tx_frames, range(1, 9))
         check_int("ETH-X", "rx_frames", self.rx_frames, range(1, 9))
         check_int("ETH-X", "sources", self.sources, tuple(1 << k for k in range(9)))
+        check_int("ETH-X", "data_width", self.data_width, (64, 128, 256, 512))
+        check_int("ETH-X", "addr_width", self.addr_width, range(32, 65))
+        check_int("ETH-X", "windows", self.windows, range(1, 9))
+        check_int("ETH-X", "outstanding", self.outstanding, range(2, 65))
+        pieces = tuple(p for p in (256, 512, 1024, 2048, 4096, 8192)
+                       if p + 2 * WORD <= WORD * capacity(self.mtu))
+        check_int("ETH-X", "read_piece", self.read_piece, pieces)
 
     @property
     def eth_bytes(self):
         """Bytes per Ethernet beat."""
         return self.eth_width // 8
+
+    @property
+    def bus_words(self):
+        """8-byte lanes of the AXI data bus."""
+        return self.data_width // 64
 
     @property
     def lanes(self):

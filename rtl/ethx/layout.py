@@ -3,11 +3,13 @@ The frame format is README §1-2; the numbers are :mod:`rtl.model.ethx`'s."""
 
 import enum as py_enum
 
-from amaranth.lib import data, enum, stream
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..model import ethx as model
 
-__all__ = ["LEFT_BITS", "NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
+__all__ = ["CompleterCount", "Resp", "axi4_signature", "completer_counts", "window_layout",
+           "LEFT_BITS", "NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
            "eth_stream", "link_header_layout", "Kind", "ParseCount", "attrs_layout",
            "extension_layout", "parse_counts", "read_data_header_layout", "request_header_layout",
            "request_item_layout", "request_layout", "response_item_layout", "write_resp_layout", "record_stream", "record_word_layout",
@@ -167,3 +169,54 @@ class ParseCount(py_enum.IntEnum):
 
 
 parse_counts = data.ArrayLayout(32, len(ParseCount))
+
+
+# --- AXI4 ------------------------------------------------------------------------------------
+
+def axi4_signature(addr_width, data_width, id_width, user_width=0):
+    """An AXI4 port as its manager sees it (AMBA AXI4 names: ``awaddr``, ``wdata``, ...; a
+    subordinate port is ``In(...)``). ``awuser``/``aruser`` only with ``user_width``."""
+    members = {}
+    for ch in ("aw", "ar"):
+        members.update({f"{ch}{name}": Out(width) for name, width in (
+            ("id", id_width), ("addr", addr_width), ("len", 8), ("size", 3), ("burst", 2),
+            ("lock", 1), ("cache", 4), ("prot", 3), ("qos", 4), ("region", 4), ("valid", 1))})
+        members[f"{ch}ready"] = In(1)
+        if user_width:
+            members[f"{ch}user"] = Out(user_width)
+    members.update({
+        "wdata": Out(data_width), "wstrb": Out(data_width // 8), "wlast": Out(1),
+        "wvalid": Out(1), "wready": In(1),
+        "bid": In(id_width), "bresp": In(2), "bvalid": In(1), "bready": Out(1),
+        "rid": In(id_width), "rdata": In(data_width), "rresp": In(2), "rlast": In(1),
+        "rvalid": In(1), "rready": Out(1),
+    })
+    return wiring.Signature(members)
+
+
+class Resp(enum.Enum, shape=2):
+    OKAY = 0
+    EXOKAY = 1
+    SLVERR = 2
+    DECERR = 3
+
+
+#: An access window of the serving side [README §4]: requests from the sources whose bits are
+#: set in ``sources``, to addresses whose bits above ``size_log2`` (at least 12) equal
+#: ``base``'s, are served.
+def window_layout(config):
+    return data.StructLayout({"base": config.addr_width, "size_log2": 6, "sources": config.sources,
+                              "enable": 1})
+
+
+class CompleterCount(py_enum.IntEnum):
+    """Serving-side counters (32-bit, wrapping)."""
+    READS = 0           # reads served from memory
+    WRITES = 1          # writes done in memory
+    STALE = 2           # requests refused with DECERR: no compression state (or foreign)
+    DENIED = 3          # ... outside every window open to their source
+    ILLEGAL = 4         # ... breaking an AXI4 rule or longer than the write buffer
+    MEMORY_ERRORS = 5   # SLVERR/DECERR responses (bursts) from memory
+
+
+completer_counts = data.ArrayLayout(32, len(CompleterCount))
