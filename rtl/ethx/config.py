@@ -40,6 +40,12 @@ class EthxConfig(BlockConfig):
     read_piece : int
         Most data bytes in one READ_DATA record, a power of two from 256 up to what fits the
         MTU (1024 for 1500).
+    fill : int
+        Aggregation watermark: a frame is sent once its records reach this many bytes, 64 to
+        the MTU.
+    timeout : int
+        Aggregation timeout: a frame is sent at the first record boundary this many clocks
+        after it was opened, 0 to 65535 (0: as soon as no record follows at once).
     """
     eth_width: int = 64
     mtu: int = 1500
@@ -52,6 +58,8 @@ class EthxConfig(BlockConfig):
     windows: int = 2
     outstanding: int = 8
     read_piece: int = 1024
+    fill: int = 1400
+    timeout: int = 64
 
     def __post_init__(self):
         check_int("ETH-X", "eth_width", self.eth_width, ETH_WIDTHS)
@@ -68,6 +76,8 @@ class EthxConfig(BlockConfig):
         pieces = tuple(p for p in (256, 512, 1024, 2048, 4096, 8192)
                        if p + 2 * WORD <= WORD * capacity(self.mtu))
         check_int("ETH-X", "read_piece", self.read_piece, pieces)
+        check_int("ETH-X", "fill", self.fill, range(64, self.mtu + 1))
+        check_int("ETH-X", "timeout", self.timeout, range(0, 65536))
 
     @property
     def eth_bytes(self):

@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model import ethx as model
 
-__all__ = ["CompleterCount", "Resp", "axi4_signature", "completer_counts", "window_layout",
+__all__ = ["AggregateCount", "aggregate_counts", "CompleterCount", "Resp", "axi4_signature", "completer_counts", "window_layout",
            "LEFT_BITS", "NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
            "eth_stream", "link_header_layout", "Kind", "ParseCount", "attrs_layout",
            "extension_layout", "parse_counts", "read_data_header_layout", "request_header_layout",
@@ -220,3 +220,16 @@ class CompleterCount(py_enum.IntEnum):
 
 
 completer_counts = data.ArrayLayout(32, len(CompleterCount))
+
+
+class AggregateCount(py_enum.IntEnum):
+    """Aggregation counters (32-bit, wrapping): frames, and why each was closed."""
+    FRAMES = 0          # frames closed
+    CHANGE = 1          # ... because the next record was for another destination or VC
+    FULL = 2            # ... because the next record would not fit the MTU
+    FILL = 3            # ... at the fill watermark
+    TIMEOUT = 4         # ... at the timeout with no record waiting
+    RECORDS = 5         # records passed on
+
+
+aggregate_counts = data.ArrayLayout(32, len(AggregateCount))
