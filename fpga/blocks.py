@@ -24,6 +24,12 @@ from rtl.crc import Crc32, CrcConfig
 from rtl.dl.dl import UalinkDl
 from rtl.dl.err_link import ErrLinkConfig, ErrorLink
 from rtl.dl.layout import DlConfig
+from rtl.ethx.aggregate import Aggregator
+from rtl.ethx.completer import Completer
+from rtl.ethx.config import EthxConfig
+from rtl.ethx.deframer import EthxDeframer
+from rtl.ethx.framer import EthxFramer
+from rtl.ethx.parse import RecordParse
 from rtl.tl.layout import AddrCacheConfig, TlConfig
 from rtl.tl.rx import TlRx
 from rtl.tl.tx import TlTx
@@ -48,6 +54,11 @@ BLOCKS = [
     ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),
     ("dl", UalinkDl, DlConfig(), "abc"),
     ("dl_err_link", ErrorLink, ErrLinkConfig(), "abc9"),
+    ("ethx_framer", EthxFramer, EthxConfig(), "abc9"),
+    ("ethx_deframer", EthxDeframer, EthxConfig(), "abc9"),
+    ("ethx_parse", RecordParse, EthxConfig(), "abc9"),
+    ("ethx_completer", Completer, EthxConfig(), "abc9"),
+    ("ethx_aggregate", Aggregator, EthxConfig(), "abc9"),
 ]
 
 #: Default target frequency, MHz.
