@@ -1,36 +1,28 @@
 """Tests of rtl/ethx/aggregate.py: whole records, in order per side, packed into frames of one
 destination and VC within the MTU, closed only for the documented reasons."""
 
-import random
-
 import cocotb
 import pytest
-from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles
 
 from rtl.ethx.aggregate import Aggregator
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import AggregateCount, record_word_layout
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
+from sim.ethx_env import EthxEnv
+from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 TIMEOUT_US = 4000
 
 
-class TB:
+class TB(EthxEnv):
     def __init__(self, dut):
-        self.dut = dut
-        self.config = EthxConfig.from_env()
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        Clock(dut.clk, 2, unit="ns").start()
+        super().__init__(dut)
         self.sides = [LayoutSource(dut, name, record_word_layout, dut.clk, dut.rst)
                       for name in ("req", "rsp")]
         self.sink = LayoutSink(dut, "o", record_word_layout, dut.clk, dut.rst)
         self.sent = [[], []]        # per side: (node, vc, words) of each record
         self.serial = 0
-
-    async def reset(self):
-        await reset(self.dut)
 
     def send(self, side, node, vc, length):
         words = [self.serial << 16 | n for n in range(length)]

@@ -1,11 +1,8 @@
 """Tests of rtl/ethx/completer.py (with comp_read.py, comp_write.py, merge.py): requests done on
 an AxiRam, answered with the records the golden model expects; refusals never touch memory."""
 
-import random
-
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiBus, AxiRam
 
@@ -15,17 +12,14 @@ from rtl.ethx.layout import (
     CompleterCount, record_word_layout, request_item_layout, window_layout,
 )
 from rtl.model import ethx as model
-from rtl.model.ethx import Burst, Read, ReadData, Resp, TxState, Write, WriteResp
+from rtl.model.ethx import Burst, Read, ReadData, Resp, Write, WriteResp
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
+from sim.ethx_env import EthxEnv, words_of
+from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 TIMEOUT_US = 4000
 BASE = 0x1_0000_0000        #: window 0: 64 KB for sources 2 and 3
 RAM = 1 << 20
-
-
-def _words(data):
-    return [int.from_bytes(data[k:k + 8], "little") for k in range(0, len(data), 8)]
 
 
 def decode_records(words):
@@ -38,12 +32,10 @@ def decode_records(words):
     return decoded.records
 
 
-class TB:
+class TB(EthxEnv):
     def __init__(self, dut):
-        self.dut = dut
-        self.config = cfg = EthxConfig.from_env()
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        Clock(dut.clk, 2, unit="ns").start()
+        super().__init__(dut)
+        cfg = self.config
         self.source = LayoutSource(dut, "req", request_item_layout, dut.clk, dut.rst)
         self.sink = LayoutSink(dut, "rsp", record_word_layout, dut.clk, dut.rst)
         self.ram = AxiRam(AxiBus.from_prefix(dut, "mem", bus_separator="__"), dut.clk, dut.rst,
@@ -60,9 +52,6 @@ class TB:
         value = sum(layout.const(w).as_bits() << (k * layout.size)
                     for k, w in enumerate(windows[:cfg.windows]))
         dut.windows.value = value
-
-    async def reset(self):
-        await reset(self.dut)
 
     def refusal(self, r, node, stale=False):
         """The counter that refuses ``r`` from ``node``, or None."""
@@ -89,10 +78,10 @@ class TB:
                     node=node, vc=vc, stale=int(stale), foreign=0)
         body = []
         if write:
-            body = [(w, 0) for w in _words(r.data)]
+            body = [(w, 0) for w in words_of(r.data)]
             if not r.elided():
                 sbytes = r.strobes().to_bytes(len(r.data) // 8, "little")
-                body += [(w, 1) for w in _words(sbytes + bytes(-len(sbytes) % 8))]
+                body += [(w, 1) for w in words_of(sbytes + bytes(-len(sbytes) % 8))]
         self.source.send_nowait(head=head, first=1, last=int(not body))
         for n, (word, strobe) in enumerate(body):
             self.source.send_nowait(head=head, word=word, strobe=strobe,

@@ -2,11 +2,9 @@
 kind of bad frame dropped and counted as the golden model classifies it."""
 
 import itertools
-import random
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
 from rtl.ethx.config import EthxConfig
@@ -15,18 +13,16 @@ from rtl.ethx.layout import DeframerCount, eth_beat_layout, record_word_layout
 from rtl.model import ethx as model
 from rtl.model.ethx import FrameError, Read, ReadData, TxState, WriteResp
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses, reset
+from sim.ethx_env import FRAMING_CONFIGS, EthxEnv
+from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses
 
 TIMEOUT_US = 4000
 NODE = 1
 
 
-class TB:
+class TB(EthxEnv):
     def __init__(self, dut):
-        self.dut = dut
-        self.config = EthxConfig.from_env()
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        Clock(dut.clk, 2, unit="ns").start()
+        super().__init__(dut)
         self.source = LayoutSource(dut, "i", eth_beat_layout(self.config.eth_width), dut.clk,
                                    dut.rst)
         self.sink = LayoutSink(dut, "o", record_word_layout, dut.clk, dut.rst)
@@ -34,9 +30,6 @@ class TB:
         self.expected = []          # (src, vc, words) of each good frame
         self.tally = {kind: 0 for kind in DeframerCount}
         dut.node.value = NODE
-
-    async def reset(self):
-        await reset(self.dut)
 
     def good_frame(self, words=None):
         cap = self.config.record_words
@@ -213,12 +206,7 @@ async def deframer_reset_mid_frame(dut):
     await tb.check()
 
 
-CONFIGS = [
-    EthxConfig(eth_width=8),
-    EthxConfig(eth_width=64),
-    EthxConfig(eth_width=512),
-    EthxConfig(eth_width=64, fcs=False, tx_frames=1),
-]
+CONFIGS = FRAMING_CONFIGS
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=EthxConfig.slug)

@@ -1,11 +1,9 @@
 """Tests of rtl/ethx/framer.py (with eth_out.py): its frames against the golden model's."""
 
 import itertools
-import random
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
 from rtl.ethx.config import EthxConfig
@@ -14,7 +12,8 @@ from rtl.ethx.layout import FramerCount, eth_beat_layout, record_word_layout
 from rtl.model import ethx as model
 from rtl.model.ethx import Read, ReadData, TxState, Write, WriteResp
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
+from sim.ethx_env import FRAMING_CONFIGS, EthxEnv
+from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 # --- Layer 1: the configuration, no simulator --------------------------------------------------
 
@@ -42,12 +41,9 @@ TIMEOUT_US = 2000
 NODE = 0x0A05
 
 
-class TB:
+class TB(EthxEnv):
     def __init__(self, dut):
-        self.dut = dut
-        self.config = EthxConfig.from_env()
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        Clock(dut.clk, 2, unit="ns").start()
+        super().__init__(dut)
         self.source = LayoutSource(dut, "i", record_word_layout, dut.clk, dut.rst)
         self.sink = LayoutSink(dut, "o", eth_beat_layout(self.config.eth_width), dut.clk, dut.rst)
         self.states = {}            # the input's compression state per destination
@@ -55,9 +51,6 @@ class TB:
         self.expected = []
         self.words = 0
         dut.node.value = NODE
-
-    async def reset(self):
-        await reset(self.dut)
 
     def random_records(self, words):
         """Random records taking about ``words`` words at most."""
@@ -202,12 +195,7 @@ async def framer_reset_mid_frame(dut):
     await tb.check()
 
 
-CONFIGS = [
-    EthxConfig(eth_width=8),
-    EthxConfig(eth_width=64),
-    EthxConfig(eth_width=512),
-    EthxConfig(eth_width=64, fcs=False, tx_frames=1),
-]
+CONFIGS = FRAMING_CONFIGS
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=EthxConfig.slug)

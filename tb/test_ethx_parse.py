@@ -1,35 +1,26 @@
 """Tests of rtl/ethx/parse.py: the records the golden model decodes from each frame, with the
 compression state restored, and every record error dropping the rest of its frame."""
 
-import random
-
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import ParseCount, record_word_layout, request_item_layout, response_item_layout
 from rtl.ethx.parse import RecordParse
 from rtl.model import ethx as model
-from rtl.model.ethx import Attrs, Read, ReadData, RecordError, TxState, Write, WriteResp
+from rtl.model.ethx import Attrs, Read, ReadData, TxState, Write, WriteResp
 from sim import harness
-from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
+from sim.ethx_env import EthxEnv, words_of
+from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 TIMEOUT_US = 4000
 NODE = 1
 
 
-def _words(data):
-    return [int.from_bytes(data[k:k + 8], "little") for k in range(0, len(data), 8)]
-
-
-class TB:
+class TB(EthxEnv):
     def __init__(self, dut):
-        self.dut = dut
-        self.config = EthxConfig.from_env()
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        Clock(dut.clk, 2, unit="ns").start()
+        super().__init__(dut)
         self.source = LayoutSource(dut, "i", record_word_layout, dut.clk, dut.rst)
         self.req = LayoutSink(dut, "req", request_item_layout, dut.clk, dut.rst)
         self.rsp = LayoutSink(dut, "rsp", response_item_layout, dut.clk, dut.rst)
@@ -37,9 +28,6 @@ class TB:
         self.rx = {}                    # the receiver's, as the model keeps it
         self.want_req, self.want_rsp = [], []
         self.tally = {kind: 0 for kind in ParseCount}
-
-    async def reset(self):
-        await reset(self.dut)
 
     def record(self):
         rng = self.rng
@@ -74,7 +62,7 @@ class TB:
         """Queue a frame's words; expect what the model decodes (nothing if ``lost``)."""
         if lost:
             return
-        words = _words(body)
+        words = words_of(body)
         for n, word in enumerate(words):
             self.source.send_nowait(data=word, last=int(n == len(words) - 1), node=src, vc=vc,
                                     left=len(words) - n)
@@ -86,7 +74,7 @@ class TB:
                 self.expect_request(record, src, vc, foreign)
             else:
                 self.tally[ParseCount.RESPONSES] += 1
-                words = _words(model.encode_records([record], TxState()))
+                words = words_of(model.encode_records([record], TxState()))
                 for n, word in enumerate(words):
                     self.want_rsp.append((word, int(n == 0), int(n == len(words) - 1), src, vc))
         if decoded.error:
@@ -105,10 +93,10 @@ class TB:
         self.tally[ParseCount.FOREIGN] += int(foreign)
         body = []
         if write:
-            body = [(w, 0) for w in _words(r.data)]
+            body = [(w, 0) for w in words_of(r.data)]
             if strb:
                 sbytes = r.strobes().to_bytes(len(r.data) // 8, "little")
-                body += [(w, 1) for w in _words(sbytes + bytes(-len(sbytes) % 8))]
+                body += [(w, 1) for w in words_of(sbytes + bytes(-len(sbytes) % 8))]
         items = [(head, 0, 1, 0, int(not body))]
         items += [(head, w, 0, s, int(n == len(body) - 1)) for n, (w, s) in enumerate(body)]
         stale_unknown = r.stale or foreign
