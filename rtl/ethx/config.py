@@ -40,6 +40,10 @@ class EthxConfig(BlockConfig):
     read_piece : int
         Most data bytes in one READ_DATA record, a power of two from 256 up to what fits the
         MTU (1024 for 1500).
+    node_bits : int
+        Bits of AxUSER that name the destination node, 1 to 16.
+    id_width : int
+        AXI ID width of the requester's port, 1 to 8.
     fill : int
         Aggregation watermark: a frame is sent once its records reach this many bytes, 64 to
         the MTU.
@@ -58,6 +62,8 @@ class EthxConfig(BlockConfig):
     windows: int = 2
     outstanding: int = 8
     read_piece: int = 1024
+    node_bits: int = 4
+    id_width: int = 4
     fill: int = 1400
     timeout: int = 64
 
@@ -76,6 +82,8 @@ class EthxConfig(BlockConfig):
         pieces = tuple(p for p in (256, 512, 1024, 2048, 4096, 8192)
                        if p + 2 * WORD <= WORD * capacity(self.mtu))
         check_int("ETH-X", "read_piece", self.read_piece, pieces)
+        check_int("ETH-X", "node_bits", self.node_bits, range(1, 17))
+        check_int("ETH-X", "id_width", self.id_width, range(1, 9))
         check_int("ETH-X", "fill", self.fill, range(64, self.mtu + 1))
         check_int("ETH-X", "timeout", self.timeout, range(0, 65536))
 

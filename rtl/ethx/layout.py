@@ -8,7 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..model import ethx as model
 
-__all__ = ["AggregateCount", "aggregate_counts", "CompleterCount", "Resp", "axi4_signature", "completer_counts", "window_layout",
+__all__ = ["ReadCount", "read_counts", "axi4_read_signature", "axi4_write_signature",
+           "user_layout", "AggregateCount", "aggregate_counts", "CompleterCount", "Resp", "axi4_signature", "completer_counts", "window_layout",
            "LEFT_BITS", "NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
            "eth_stream", "link_header_layout", "Kind", "ParseCount", "attrs_layout",
            "extension_layout", "parse_counts", "read_data_header_layout", "request_header_layout",
@@ -173,25 +174,48 @@ parse_counts = data.ArrayLayout(32, len(ParseCount))
 
 # --- AXI4 ------------------------------------------------------------------------------------
 
-def axi4_signature(addr_width, data_width, id_width, user_width=0):
-    """An AXI4 port as its manager sees it (AMBA AXI4 names: ``awaddr``, ``wdata``, ...; a
-    subordinate port is ``In(...)``). ``awuser``/``aruser`` only with ``user_width``."""
+def _axi4_members(addr_width, data_width, id_width, user_width, channels):
     members = {}
-    for ch in ("aw", "ar"):
+    for ch in channels:
         members.update({f"{ch}{name}": Out(width) for name, width in (
             ("id", id_width), ("addr", addr_width), ("len", 8), ("size", 3), ("burst", 2),
             ("lock", 1), ("cache", 4), ("prot", 3), ("qos", 4), ("region", 4), ("valid", 1))})
         members[f"{ch}ready"] = In(1)
         if user_width:
             members[f"{ch}user"] = Out(user_width)
-    members.update({
-        "wdata": Out(data_width), "wstrb": Out(data_width // 8), "wlast": Out(1),
-        "wvalid": Out(1), "wready": In(1),
-        "bid": In(id_width), "bresp": In(2), "bvalid": In(1), "bready": Out(1),
-        "rid": In(id_width), "rdata": In(data_width), "rresp": In(2), "rlast": In(1),
-        "rvalid": In(1), "rready": Out(1),
-    })
-    return wiring.Signature(members)
+    if "aw" in channels:
+        members.update({
+            "wdata": Out(data_width), "wstrb": Out(data_width // 8), "wlast": Out(1),
+            "wvalid": Out(1), "wready": In(1),
+            "bid": In(id_width), "bresp": In(2), "bvalid": In(1), "bready": Out(1)})
+    if "ar" in channels:
+        members.update({
+            "rid": In(id_width), "rdata": In(data_width), "rresp": In(2), "rlast": In(1),
+            "rvalid": In(1), "rready": Out(1)})
+    return members
+
+
+def axi4_signature(addr_width, data_width, id_width, user_width=0):
+    """An AXI4 port as its manager sees it (AMBA AXI4 names: ``awaddr``, ``wdata``, ...; a
+    subordinate port is ``In(...)``). ``awuser``/``aruser`` only with ``user_width``."""
+    return wiring.Signature(_axi4_members(addr_width, data_width, id_width, user_width,
+                                          ("aw", "ar")))
+
+
+def axi4_read_signature(addr_width, data_width, id_width, user_width=0):
+    """The read half of :func:`axi4_signature`: AR and R."""
+    return wiring.Signature(_axi4_members(addr_width, data_width, id_width, user_width, ("ar",)))
+
+
+def axi4_write_signature(addr_width, data_width, id_width, user_width=0):
+    """The write half of :func:`axi4_signature`: AW, W and B."""
+    return wiring.Signature(_axi4_members(addr_width, data_width, id_width, user_width, ("aw",)))
+
+
+#: AxUSER of the requester's port [README §5, ours]: the destination node, the VC, and the
+#: ordering bit (acquire on AR, release on AW), from bit 0 up.
+def user_layout(config):
+    return data.StructLayout({"node": config.node_bits, "vc": VC_BITS, "order": 1})
 
 
 class Resp(enum.Enum, shape=2):
@@ -233,3 +257,15 @@ class AggregateCount(py_enum.IntEnum):
 
 
 aggregate_counts = data.ArrayLayout(32, len(AggregateCount))
+
+
+class ReadCount(py_enum.IntEnum):
+    """Requester read-side counters (32-bit, wrapping)."""
+    READS = 0           # READ records sent
+    ACQUIRES = 1        # ... of which acquires
+    LOCAL = 2           # reads answered locally: SLVERR (a rule the bridge cannot carry) or
+                        # DECERR (a destination at or above ``sources``)
+    UNEXPECTED = 3      # READ_DATA records for no outstanding read of theirs: dropped
+
+
+read_counts = data.ArrayLayout(32, len(ReadCount))

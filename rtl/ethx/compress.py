@@ -1,0 +1,83 @@
+"""Address compression on the way out: a request's extension word dropped when the destination
+already has its key [README §2.1]."""
+
+from amaranth import Array, Module, Mux, Signal
+from amaranth.lib.wiring import In, Out
+
+from ..config import ConfiguredComponent
+from .config import EthxConfig
+from .layout import extension_layout, record_stream, record_word_layout, request_header_layout
+
+__all__ = ["Compress"]
+
+#: Where ``ext`` and ``gen`` sit in a request header word, from its layout.
+_EXT_AT = request_header_layout["ext"].offset
+_GEN_AT = request_header_layout["gen"].offset
+_EXT_GEN = (1 << _EXT_AT) | (0b111 << _GEN_AT)
+
+
+class Compress(ConfiguredComponent):
+    """Compresses request records against the per-destination state [README §2.1].
+
+    Every request comes in with its extension word (word 1, the key). If the destination's
+    state holds that key, the extension is dropped and the header carries the state's
+    generation; otherwise the extension stays, the generation advances (mod 8) and the key
+    becomes the state. ``left`` of a record's first word is corrected. Throughput: one word
+    per clock, less the dropped extension words; latency one clock. A reset forgets every
+    state, so the first request to each destination after it carries its extension.
+
+    Destinations at or above ``sources`` keep no state: their requests always carry the
+    extension, with generation 1 (as from a fresh state).
+
+    Members
+    -------
+    i : ``In(record_stream())``
+        Request records, each with its extension word.
+    o : ``Out(record_stream())``
+        The same records, compressed.
+    """
+
+    config_class = EthxConfig
+
+    def __init__(self, config):
+        super().__init__(config, {"i": In(record_stream()), "o": Out(record_stream())})
+
+    def elaborate(self, platform):
+        cfg = self.config
+        m = Module()
+        i, o = self.i, self.o
+        keys = Array(Signal(extension_layout, name=f"key{k}") for k in range(cfg.sources))
+        gens = Array(Signal(3, name=f"gen{k}") for k in range(cfg.sources))
+        known = Signal(cfg.sources)
+        held = Signal(record_word_layout)       # the header, until its extension is seen
+        holding = Signal()
+        index = Signal(range(cfg.sources))
+        m.d.comb += index.eq(held.node[:max(1, (cfg.sources - 1).bit_length())])
+        local = (held.node >> (cfg.sources.bit_length() - 1)) == 0
+        word = Signal(2)                        # 0: a header comes, 1: its extension, 2: body
+        hit = local & known.bit_select(index, 1) & (keys[index].as_value() == i.p.data)
+        gen = Mux(local, Mux(hit, gens[index], (gens[index] + 1)[:3]), 1)   # 1: as a fresh state
+        out_header = Signal(record_word_layout)
+        m.d.comb += [out_header.eq(held), out_header.left.eq(held.left - hit),
+                     out_header.last.eq(hit & i.p.last),
+                     # ext and gen in the header word [README §2.1]
+                     out_header.data.eq(held.data & ~_EXT_GEN | gen << _GEN_AT | ~hit << _EXT_AT)]
+        with m.Switch(word):
+            with m.Case(0):
+                m.d.comb += i.ready.eq(1)
+                with m.If(i.valid):
+                    m.d.sync += [held.eq(i.p), word.eq(1)]
+            with m.Case(1):
+                # The header goes out with the extension's verdict; the extension waits.
+                m.d.comb += [o.valid.eq(i.valid), o.p.eq(out_header),
+                             i.ready.eq(o.ready & hit)]
+                with m.If(i.valid & o.ready):
+                    with m.If(local & ~hit):
+                        m.d.sync += [keys[index].eq(i.p.data), gens[index].eq(gen),
+                                     known.bit_select(index, 1).eq(1)]
+                    m.d.sync += word.eq(Mux(hit & i.p.last, 0, 2))
+            with m.Case(2):
+                m.d.comb += [o.valid.eq(i.valid), o.p.eq(i.p), i.ready.eq(o.ready)]
+                with m.If(i.valid & o.ready & i.p.last):
+                    m.d.sync += word.eq(0)
+        return m
