@@ -44,6 +44,9 @@ class EthxConfig(BlockConfig):
         Bits of AxUSER that name the destination node, 1 to 16.
     id_width : int
         AXI ID width of the requester's port, 1 to 8.
+    proxy : bool
+        Write proxy: relaxed writes are answered at once, remote errors reported later
+        (README §5).
     fill : int
         Aggregation watermark: a frame is sent once its records reach this many bytes, 64 to
         the MTU.
@@ -64,6 +67,7 @@ class EthxConfig(BlockConfig):
     read_piece: int = 1024
     node_bits: int = 4
     id_width: int = 4
+    proxy: bool = False
     fill: int = 1400
     timeout: int = 64
 
@@ -84,6 +88,8 @@ class EthxConfig(BlockConfig):
         check_int("ETH-X", "read_piece", self.read_piece, pieces)
         check_int("ETH-X", "node_bits", self.node_bits, range(1, 17))
         check_int("ETH-X", "id_width", self.id_width, range(1, 9))
+        if type(self.proxy) is not bool:
+            raise TypeError(f"ETH-X proxy must be a bool, not {self.proxy!r}")
         check_int("ETH-X", "fill", self.fill, range(64, self.mtu + 1))
         check_int("ETH-X", "timeout", self.timeout, range(0, 65536))
 

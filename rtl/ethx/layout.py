@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model import ethx as model
 
-__all__ = ["ReadCount", "read_counts", "axi4_read_signature", "axi4_write_signature",
+__all__ = ["WriteCount", "write_counts", "ReadCount", "read_counts", "axi4_read_signature", "axi4_write_signature",
            "user_layout", "AggregateCount", "aggregate_counts", "CompleterCount", "Resp", "axi4_signature", "completer_counts", "window_layout",
            "LEFT_BITS", "NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
            "eth_stream", "link_header_layout", "Kind", "ParseCount", "attrs_layout",
@@ -269,3 +269,15 @@ class ReadCount(py_enum.IntEnum):
 
 
 read_counts = data.ArrayLayout(32, len(ReadCount))
+
+
+class WriteCount(py_enum.IntEnum):
+    """Requester write-side counters (32-bit, wrapping)."""
+    WRITES = 0          # AW bursts carried
+    RELEASES = 1        # ... of which releases
+    LOCAL = 2           # writes answered locally (SLVERR, DECERR) after their W beats
+    UNEXPECTED = 3      # WRITE_RESP records for no outstanding piece of theirs: dropped
+    PROXY_ERRORS = 4    # remote errors of writes answered early (proxy)
+
+
+write_counts = data.ArrayLayout(32, len(WriteCount))
