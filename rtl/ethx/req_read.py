@@ -63,6 +63,8 @@ class ReqRead(ConfiguredComponent):
         READ_DATA records.
     acquiring : ``Out(1)``
         An acquire is outstanding (the write side holds its AWs too).
+    hold : ``In(1)``
+        Hold ARs: a write answered early (write proxy) is outstanding.
     counts : ``Out(read_counts)``
         :class:`~rtl.ethx.layout.ReadCount` counters.
     """
@@ -76,6 +78,7 @@ class ReqRead(ConfiguredComponent):
             "req": Out(record_stream()),
             "rsp": In(stream.Signature(response_item_layout)),
             "acquiring": Out(1),
+            "hold": In(1),
             "counts": Out(read_counts),
         })
 
@@ -106,7 +109,7 @@ class ReqRead(ConfiguredComponent):
         local = bad | no_dest
         same = Cat(live[k] & (ids[k] == ax.arid) for k in range(cfg.outstanding))
         other = Cat(same[k] & (local | (dests[k] != node)) for k in range(cfg.outstanding))
-        blocked = (other != 0) | ((acq & live) != 0)
+        blocked = (other != 0) | ((acq & live) != 0) | self.hold
         m.d.comb += self.acquiring.eq((acq & live) != 0)
         free = Signal(range(cfg.outstanding))
         for k in reversed(range(cfg.outstanding)):

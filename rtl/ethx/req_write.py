@@ -84,6 +84,9 @@ class ReqWrite(ConfiguredComponent):
         WRITE_RESP records.
     acquiring : ``In(1)``
     proxy_error : ``Out(1)``
+    proxied : ``Out(1)``
+        A write answered early is still outstanding: reads wait (:class:`ReqRead` ``hold``),
+        so that a read after such a write's B sees it.
     counts : ``Out(write_counts)``
     """
 
@@ -97,6 +100,7 @@ class ReqWrite(ConfiguredComponent):
             "rsp": In(stream.Signature(response_item_layout)),
             "acquiring": In(1),
             "proxy_error": Out(1),
+            "proxied": Out(1),
             "counts": Out(write_counts),
         })
 
@@ -127,6 +131,7 @@ class ReqWrite(ConfiguredComponent):
         self._answers(m, bq, w_push)
         m.d.comb += [self.axi.bvalid.eq(bq.r_rdy), self.axi.bid.eq(bq.r_data[2:]),
                      self.axi.bresp.eq(bq.r_data[:2]), bq.r_en.eq(self.axi.bready)]
+        m.d.comb += self.proxied.eq((self._early & self._live) != 0)
         count_events(m, self.counts, self._events)
         return m
 
