@@ -24,10 +24,7 @@ RAM = 1 << 20
 
 def decode_records(words):
     """Records from their words, read by the golden model."""
-    frame = model.mac(1) + model.mac(2) + b"\x88\xb5\x01\x00"
-    frame += b"".join(w.to_bytes(8, "little") for w in words)
-    frame += bytes(max(0, 64 - len(frame)))
-    decoded = model.decode_frame(frame, 1, {}, fcs=False, mtu=9000)
+    decoded = model.decode_words(words, {})
     assert decoded.error is None, decoded.error
     return decoded.records
 

@@ -294,3 +294,10 @@ def test_rx_state_isolated_by_source():
     (record,) = ethx.decode_frame(g2, 1, rx).records
     assert record.addr == 0x2_0000_0008 and not record.stale
     assert isinstance(rx[2], RxState) and rx[3].key[0] == 3
+
+
+def test_decode_words():
+    words = [int.from_bytes(ethx.encode_records([WriteResp(id=9, resp=Resp.DECERR)],
+                                                TxState()), "little")]
+    decoded = ethx.decode_words(words, {}, node=3, src=4)
+    assert decoded.records == [WriteResp(id=9, resp=Resp.DECERR)] and decoded.src == 4

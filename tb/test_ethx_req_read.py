@@ -21,10 +21,7 @@ SIZE = 1 << 16              #: each remote node's memory
 
 
 def decode(words, states, dest):
-    frame = model.mac(dest) + model.mac(0) + b"\x88\xb5\x01\x00"
-    frame += b"".join(w.to_bytes(8, "little") for w in words)
-    frame += bytes(max(0, 64 - len(frame)))
-    decoded = model.decode_frame(frame, dest, states, fcs=False, mtu=9000)
+    decoded = model.decode_words(words, states, node=dest)
     assert decoded.error is None
     return decoded.records
 

@@ -21,7 +21,7 @@ __all__ = [
     "VERSION", "WIRE_EXTRA", "WORD", "Attrs", "Burst", "Decoded", "FrameError", "Kind",
     "Read", "ReadData", "RecordError", "Resp", "RxState", "TxState", "Write", "WriteResp",
     "axi_error", "beat_addresses", "beat_words", "capacity", "container", "container_mask",
-    "data_bytes", "decode_frame",
+    "data_bytes", "decode_frame", "decode_words",
     "encode_frame", "fcs_of", "mac", "naive_bytes", "node_of", "record_words", "split_write",
     "wire_bytes", "worst",
 ]
@@ -483,6 +483,15 @@ def decode_frame(frame, node, states, *, fcs=True, mtu=1500):
         record, at = result
         out.records.append(record)
     return out
+
+
+def decode_words(words, states, *, node=1, src=0):
+    """The records of a list of record words (64-bit integers) as node ``node`` reads them from
+    ``src`` (with ``states`` as in :func:`decode_frame`): a :class:`Decoded`."""
+    frame = mac(node) + mac(src) + ETHERTYPE.to_bytes(2, "big") + VERSION.to_bytes(2, "little")
+    frame += b"".join(w.to_bytes(WORD, "little") for w in words)
+    frame += bytes(max(0, HEADER_BYTES + MIN_WORDS * WORD - len(frame)))
+    return decode_frame(frame, node, states, fcs=False, mtu=9000)
 
 
 # --- Byte counts for the benchmark -----------------------------------------------------------
