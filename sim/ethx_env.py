@@ -37,7 +37,7 @@ class EthxEnv:
     async def reset(self):
         await reset(self.dut)
 
-    def counts(self, kinds):
-        """The ``counts`` port read as a dict by counter kind (32 bits each)."""
-        value = self.dut.counts.value.to_unsigned()
+    def counts(self, kinds, port="counts"):
+        """A counters port (32 bits a counter) read as a dict by counter kind."""
+        value = getattr(self.dut, port).value.to_unsigned()
         return {k: value >> (32 * k) & 0xFFFF_FFFF for k in kinds}

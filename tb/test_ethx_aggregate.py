@@ -67,8 +67,7 @@ class TB(EthxEnv):
             await side.wait()
         await ClockCycles(self.dut.clk, self.config.timeout + 20)
         assert self.sink.empty() and not self.dut.o__valid.value
-        counts = self.dut.counts.value.to_unsigned()
-        c = {k: counts >> (32 * k) & 0xFFFF_FFFF for k in AggregateCount}
+        c = self.counts(AggregateCount)
         assert c[AggregateCount.FRAMES] == len(frames)
         assert c[AggregateCount.RECORDS] == total
         assert c[AggregateCount.FRAMES] == sum(c[k] for k in (

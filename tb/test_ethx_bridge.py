@@ -74,8 +74,7 @@ class TB(EthxEnv):
         for e in NODES:
             for port, kinds in ((f"{e}_counts_deframer", DeframerCount),
                                 (f"{e}_counts_parse", ParseCount)):
-                value = getattr(self.dut, port).value.to_unsigned()
-                counts = {k: value >> (32 * k) & 0xFFFF_FFFF for k in kinds}
+                counts = self.counts(kinds, port)
                 bad = {k.name: v for k, v in counts.items()
                        if v and k not in (DeframerCount.FRAMES, ParseCount.REQUESTS,
                                           ParseCount.RESPONSES)}

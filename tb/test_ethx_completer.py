@@ -148,8 +148,7 @@ class TB(EthxEnv):
         await ClockCycles(self.dut.clk, 50)
         assert self.sink.empty() and not self.dut.rsp__valid.value
         assert self.ram.read(0, RAM) == bytes(self.image), "memory differs from the model"
-        counts = self.dut.counts.value.to_unsigned()
-        got = {k: counts >> (32 * k) & 0xFFFF_FFFF for k in CompleterCount}
+        got = self.counts(CompleterCount)
         assert got == self.tally, f"counters {got}, expected {self.tally}"
 
     def random_request(self, *, reads, writes):

@@ -111,8 +111,7 @@ class TB(EthxEnv):
         await self.source.wait()                # the last beats may be of dropped frames
         await ClockCycles(self.dut.clk, 200)
         assert self.source.empty() and self.sink.empty() and not self.dut.o__valid.value
-        counts = self.dut.counts.value.to_unsigned()
-        got = {kind: counts >> (32 * kind) & 0xFFFF_FFFF for kind in DeframerCount}
+        got = self.counts(DeframerCount)
         assert got == self.tally, f"counters {got}, expected {self.tally}"
 
 

@@ -128,8 +128,7 @@ class TB(EthxEnv):
         await self.source.wait()
         await ClockCycles(self.dut.clk, 20)
         assert self.req.empty() and self.rsp.empty()
-        counts = self.dut.counts.value.to_unsigned()
-        got = {kind: counts >> (32 * kind) & 0xFFFF_FFFF for kind in ParseCount}
+        got = self.counts(ParseCount)
         assert got == self.tally, f"counters {got}, expected {self.tally}"
 
 

@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
 from ..model.ethx import Kind
-from .burst import beat_words, first_lane, next_address
+from .burst import beat_words, first_lane, next_address, record_words
 from .config import EthxConfig
 from .layout import NODE_BITS, VC_BITS, WORD_BITS, Resp, read_data_header_layout, record_stream
 
@@ -141,7 +141,7 @@ class CompRead(ConfiguredComponent):
         left = Signal(12)                   # words of the record still to send
         node, vc = Signal(NODE_BITS), Signal(VC_BITS)
         h = chunk.head
-        body = Mux(h.nodata, 0, ((h.count + 1) << Mux(h.size > 3, (h.size - 3).as_unsigned()[:3], 0)))
+        body = Mux(h.nodata, 0, record_words(h.count, h.size))
         m.d.comb += [rsp.p.node.eq(Mux(busy, node, chunk.node)), rsp.p.vc.eq(Mux(busy, vc, chunk.vc))]
         with m.If(~busy):
             m.d.comb += [rsp.valid.eq(chunks.r_rdy), rsp.p.data.eq(chunks.r_data[:WORD_BITS]),

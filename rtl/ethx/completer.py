@@ -16,6 +16,7 @@ from .layout import (
     CompleterCount,
     axi4_signature,
     completer_counts,
+    node_index,
     record_stream,
     request_item_layout,
     window_layout,
@@ -119,8 +120,8 @@ class Completer(ConfiguredComponent):
             size = Mux(w.size_log2 < 12, 12, w.size_log2)
             mask = ~((Const(1, cfg.addr_width + 1) << size) - 1)[:cfg.addr_width]
             inside = (((head.addr[:cfg.addr_width] ^ w.base) & mask) == 0)
-            allowed = allowed | (w.enable & inside & w.sources.bit_select(
-                head.node[:max(1, (cfg.sources - 1).bit_length())], 1))
+            allowed = allowed | (w.enable & inside &
+                                 w.sources.bit_select(node_index(head.node, cfg.sources), 1))
         stale = head.stale | head.foreign
         too_wide = head.addr[cfg.addr_width:] != 0 if cfg.addr_width < 64 else Const(0, 1)
         too_long = head.write & (record_words(head.len, head.size) > DATA_WORDS)

@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
 from .config import EthxConfig
-from .layout import extension_layout, record_stream, record_word_layout, request_header_layout
+from .layout import beyond_sources, extension_layout, node_index, record_stream, record_word_layout, request_header_layout
 
 __all__ = ["Compress"]
 
@@ -52,8 +52,8 @@ class Compress(ConfiguredComponent):
         held = Signal(record_word_layout)       # the header, until its extension is seen
         holding = Signal()
         index = Signal(range(cfg.sources))
-        m.d.comb += index.eq(held.node[:max(1, (cfg.sources - 1).bit_length())])
-        local = (held.node >> (cfg.sources.bit_length() - 1)) == 0
+        m.d.comb += index.eq(node_index(held.node, cfg.sources))
+        local = ~beyond_sources(held.node, cfg.sources)
         word = Signal(2)                        # 0: a header comes, 1: its extension, 2: body
         hit = local & known.bit_select(index, 1) & (keys[index].as_value() == i.p.data)
         gen = Mux(local, Mux(hit, gens[index], (gens[index] + 1)[:3]), 1)   # 1: as a fresh state

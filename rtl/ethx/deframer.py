@@ -15,6 +15,7 @@ from .frame_reader import FrameReader, stored_layout
 from .layout import (
     MAC_PREFIX,
     NODE_BITS,
+    VC_BITS,
     WORD_BITS,
     DeframerCount,
     deframer_counts,
@@ -141,10 +142,11 @@ class EthxDeframer(ConfiguredComponent):
         else:
             word1 = Mux(write & (r == 1), row[:WORD_BITS], header.as_value()[WORD_BITS:])
         m.d.comb += now.eq(Cat(word0, word1))
-        total = length + beat_bytes
+        total = Signal.like(length)            # saturated past the longest frame
+        m.d.comb += total.eq(Mux(length + beat_bytes > cfg.max_frame_bytes,
+                                 cfg.max_frame_bytes + 1, length + beat_bytes))
         with m.If(take):
-            m.d.sync += [header.eq(now), inside.eq(~i.p.last),
-                         length.eq(Mux(total > cfg.max_frame_bytes, cfg.max_frame_bytes + 1, total)),
+            m.d.sync += [header.eq(now), inside.eq(~i.p.last), length.eq(total),
                          broke.eq(broke | bad_keep), user.eq(user | i.p.user)]
             with m.If(i.p.last):
                 m.d.sync += [length.eq(0), broke.eq(0), user.eq(0), r.eq(0),
@@ -156,8 +158,7 @@ class EthxDeframer(ConfiguredComponent):
         m.d.comb += [pending.w_data.eq(p), pending.w_en.eq(take & i.p.last),
                      p.rows.eq(r + keep_row), p.node.eq(Cat(now.sa_lo, now.sa_hi)),
                      p.vc.eq(now.link.vc)]
-        self._classify(m, p, now, Mux(total > cfg.max_frame_bytes, cfg.max_frame_bytes + 1, total),
-                       broke | bad_keep, user | i.p.user)
+        self._classify(m, p, now, total, broke | bad_keep, user | i.p.user)
         return pending
 
     def _classify(self, m, p, hdr, length, broke, user):
@@ -211,6 +212,6 @@ def _pending_layout(config, rows):
         "rows": range(rows + 1),
         "words": range(config.record_words + 1),
         "node": NODE_BITS,
-        "vc": 3,
+        "vc": VC_BITS,
         "code": 4,
     })

@@ -3,12 +3,13 @@ The frame format is README §1-2; the numbers are :mod:`rtl.model.ethx`'s."""
 
 import enum as py_enum
 
+from amaranth import Const
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model import ethx as model
 
-__all__ = ["WriteCount", "write_counts", "ReadCount", "read_counts", "axi4_read_signature", "axi4_write_signature",
+__all__ = ["beyond_sources", "node_index", "WriteCount", "write_counts", "ReadCount", "read_counts", "axi4_read_signature", "axi4_write_signature",
            "user_layout", "AggregateCount", "aggregate_counts", "CompleterCount", "Resp", "axi4_signature", "completer_counts", "window_layout",
            "LEFT_BITS", "NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
            "eth_stream", "link_header_layout", "Kind", "ParseCount", "attrs_layout",
@@ -19,6 +20,17 @@ __all__ = ["WriteCount", "write_counts", "ReadCount", "read_counts", "axi4_read_
 WORD_BITS = model.WORD * 8      #: a record word [ours]
 NODE_BITS = 16                  #: node IDs, the last two bytes of a MAC address [ours]
 VC_BITS = 3
+
+
+def node_index(node, sources):
+    """``node``'s entry in a table of ``sources`` entries (per source or destination)."""
+    return node[:max(1, (sources - 1).bit_length())]
+
+
+def beyond_sources(node, sources):
+    """Whether ``node`` is at or above ``sources``: it has no table entry."""
+    shift = sources.bit_length() - 1
+    return (node >> shift) != 0 if len(node) > shift else Const(0, 1)
 
 
 def eth_beat_layout(width):

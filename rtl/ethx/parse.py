@@ -6,9 +6,12 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import ConfiguredComponent
 from ..counters import count_events
+from .burst import record_words
 from .config import EthxConfig
 from .layout import (
     Kind,
+    beyond_sources,
+    node_index,
     ParseCount,
     extension_layout,
     parse_counts,
@@ -30,11 +33,6 @@ class _Step(enum.Enum, shape=3):
     EMIT = 2        # a request's header item goes out
     BODY = 3        # the next word is one of the record's data or strobe words
     SKIP = 4        # the rest of the frame is dropped
-
-
-def _words(count, size):
-    """Data words of ``count + 1`` beats of ``2**size`` bytes [README §2.1]."""
-    return (count + 1) << Mux(size > 3, (size - 3).as_unsigned()[:3], 0)
 
 
 class RecordParse(ConfiguredComponent):
@@ -90,9 +88,9 @@ class RecordParse(ConfiguredComponent):
         keys = Array(Signal(extension_layout, name=f"key{k}") for k in range(cfg.sources))
         gens = Array(Signal(3, name=f"gen{k}") for k in range(cfg.sources))
         known = Signal(cfg.sources)
-        src = i.p.node[:max(1, (cfg.sources - 1).bit_length())]
+        src = node_index(i.p.node, cfg.sources)
         foreign = Signal()
-        m.d.comb += foreign.eq((i.p.node >> (cfg.sources.bit_length() - 1)) != 0)
+        m.d.comb += foreign.eq(beyond_sources(i.p.node, cfg.sources))
 
         kind = Signal(Kind)
         m.d.comb += kind.eq(word[:4])
@@ -179,7 +177,7 @@ class RecordParse(ConfiguredComponent):
         wr = write_resp_layout(word)
         need, body, data_words = Signal(12), Signal(12), Signal(12)
         malformed = Signal()
-        m.d.comb += data_words.eq(_words(rq.len, rq.size))
+        m.d.comb += data_words.eq(record_words(rq.len, rq.size))
         strobe_words = Mux(rq.strb, (data_words + 7) >> 3, 0)
         with m.Switch(kind):
             with m.Case(Kind.READ, Kind.WRITE):
@@ -189,7 +187,7 @@ class RecordParse(ConfiguredComponent):
                     need.eq(1 + rq.ext + body)]
             with m.Case(Kind.READ_DATA):
                 m.d.comb += [malformed.eq((rd.zero != 0) | (rd.burst == 3)),
-                             body.eq(Mux(rd.nodata, 0, _words(rd.count, rd.size))),
+                             body.eq(Mux(rd.nodata, 0, record_words(rd.count, rd.size))),
                              need.eq(1 + body)]
             with m.Case(Kind.WRITE_RESP):
                 m.d.comb += [malformed.eq((wr.zero0 != 0) | (wr.zero != 0)), need.eq(1)]

@@ -1,6 +1,6 @@
 """Requesting side, reads: ARs from the GPU as READ records, READ_DATA records as R beats."""
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import data, enum, stream
 from amaranth.lib.wiring import In, Out
 
@@ -10,7 +10,6 @@ from ..model.ethx import Kind
 from .burst import beat_words, first_lane, illegal, next_address
 from .config import EthxConfig
 from .layout import (
-    NODE_BITS,
     WORD_BITS,
     ReadCount,
     Resp,
@@ -23,6 +22,7 @@ from .layout import (
     response_item_layout,
     user_layout,
 )
+from .slots import Slots
 
 __all__ = ["ReqRead"]
 
@@ -85,11 +85,8 @@ class ReqRead(ConfiguredComponent):
     def elaborate(self, platform):
         cfg = self.config
         m = Module()
-        n = cfg.outstanding
-        self._live = Signal(n)
-        self._ids = Array(Signal(cfg.id_width, name=f"id{k}") for k in range(n))
-        self._dests = Array(Signal(NODE_BITS, name=f"dest{k}") for k in range(n))
-        self._acq = Signal(n)
+        self._slots = Slots(cfg.outstanding, cfg.id_width)
+        self._acq = Signal(cfg.outstanding)
         self._events = {k: Signal(name=f"ev_{k.name.lower()}") for k in ReadCount}
         self._local = Signal(data.StructLayout({"id": cfg.id_width, "beats": 9, "resp": 2}))
         self._local_valid = Signal()
@@ -100,22 +97,14 @@ class ReqRead(ConfiguredComponent):
 
     def _requests(self, m, freed):
         cfg, ax, req = self.config, self.axi, self.req
-        live, ids, dests, acq = self._live, self._ids, self._dests, self._acq
+        slots, acq = self._slots, self._acq
+        live = slots.live
         user = user_layout(cfg)(ax.aruser)
         node = user.node
         bad = illegal(ax.araddr, ax.arlen, ax.arsize, ax.arburst, bus_bytes=cfg.data_width // 8)
-        no_dest = (node >> (cfg.sources.bit_length() - 1)) != 0 if cfg.node_bits >= \
-            cfg.sources.bit_length() else Const(0, 1)
-        local = bad | no_dest
-        same = Cat(live[k] & (ids[k] == ax.arid) for k in range(cfg.outstanding))
-        other = Cat(same[k] & (local | (dests[k] != node)) for k in range(cfg.outstanding))
-        blocked = (other != 0) | ((acq & live) != 0) | self.hold
+        local, waits, free, has_free = slots.admit(m, cfg, ax.arid, node, bad)
+        blocked = waits | ((acq & live) != 0) | self.hold
         m.d.comb += self.acquiring.eq((acq & live) != 0)
-        free = Signal(range(cfg.outstanding))
-        for k in reversed(range(cfg.outstanding)):
-            with m.If(~live[k]):
-                m.d.comb += free.eq(k)
-        has_free = ~live != 0
         step = Signal(_Step)
         slot = Signal.like(free)
         header = Signal(request_header_layout)
@@ -148,9 +137,8 @@ class ReqRead(ConfiguredComponent):
                 with m.If(req.ready):
                     m.d.comb += [ax.arready.eq(1), self._events[ReadCount.READS].eq(1),
                                  self._events[ReadCount.ACQUIRES].eq(user.order)]
-                    m.d.sync += [step.eq(_Step.HEAD), live.bit_select(slot, 1).eq(1),
-                                 ids[slot].eq(ax.arid), dests[slot].eq(node),
-                                 acq.bit_select(slot, 1).eq(user.order)]
+                    m.d.sync += [step.eq(_Step.HEAD), acq.bit_select(slot, 1).eq(user.order),
+                                 *slots.take(m, slot, ax.arid, node)]
         with m.If(freed.valid):
             m.d.sync += live.bit_select(freed.payload, 1).eq(0)
 
@@ -169,7 +157,7 @@ class ReqRead(ConfiguredComponent):
         h = read_data_header_layout(rsp.p.word)
         slot = h.id[:max(1, (cfg.outstanding - 1).bit_length())]
         expected = (h.kind == Kind.READ_DATA) & (h.id < cfg.outstanding) & \
-            self._live.bit_select(slot, 1) & (self._dests[slot] == rsp.p.node)
+            self._slots.expects(slot, rsp.p.node)
         n = beat_words(head.size)
         lane_bits = max(1, (lanes - 1).bit_length())
         lane = (first_lane(addr, head.size, lanes) + word)[:lane_bits]
@@ -184,7 +172,7 @@ class ReqRead(ConfiguredComponent):
                     m.d.comb += rsp.ready.eq(1)
                     with m.If(expected):
                         m.d.sync += [head.eq(rsp.p.word), addr.eq(h.addr), beats.eq(h.count + 1),
-                                     word.eq(0), rid.eq(self._ids[slot]),
+                                     word.eq(0), rid.eq(self._slots.ids[slot]),
                                      step.eq(_Out.BEATS)]
                     with m.Else():
                         m.d.comb += self._events[ReadCount.UNEXPECTED].eq(1)

@@ -1,6 +1,6 @@
 """Requesting side, writes: AW and W from the GPU as WRITE records, WRITE_RESPs as B."""
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, enum, stream
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
@@ -25,6 +25,7 @@ from .layout import (
     write_counts,
     write_resp_layout,
 )
+from .slots import Slots
 
 __all__ = ["ReqWrite", "PIECE_BYTES"]
 
@@ -108,9 +109,7 @@ class ReqWrite(ConfiguredComponent):
         cfg = self.config
         m = Module()
         n = cfg.outstanding
-        self._live = Signal(n)
-        self._ids = Array(Signal(cfg.id_width, name=f"id{k}") for k in range(n))
-        self._dests = Array(Signal(NODE_BITS, name=f"dest{k}") for k in range(n))
+        self._slots = Slots(n, cfg.id_width)
         self._events = {k: Signal(name=f"ev_{k.name.lower()}") for k in WriteCount}
         m.submodules.jobs = jobs = SyncFIFO(width=_job_layout(cfg).size, depth=4)
         m.submodules.pieces = pieces = SyncFIFO(width=_piece_layout(cfg).size, depth=4)
@@ -131,29 +130,20 @@ class ReqWrite(ConfiguredComponent):
         self._answers(m, bq, w_push)
         m.d.comb += [self.axi.bvalid.eq(bq.r_rdy), self.axi.bid.eq(bq.r_data[2:]),
                      self.axi.bresp.eq(bq.r_data[:2]), bq.r_en.eq(self.axi.bready)]
-        m.d.comb += self.proxied.eq((self._early & self._live) != 0)
+        m.d.comb += self.proxied.eq((self._early & self._slots.live) != 0)
         count_events(m, self.counts, self._events)
         return m
 
     def _aw(self, m, jobs):
         """AWs checked and given a slot."""
         cfg, ax = self.config, self.axi
-        live, ids, dests = self._live, self._ids, self._dests
+        slots = self._slots
         user = user_layout(cfg)(ax.awuser)
         node = user.node
         bad = illegal(ax.awaddr, ax.awlen, ax.awsize, ax.awburst, bus_bytes=cfg.data_width // 8)
-        no_dest = ((node >> (cfg.sources.bit_length() - 1)) != 0
-                   if cfg.node_bits >= cfg.sources.bit_length() else Const(0, 1))
-        local = bad | no_dest
-        same = Cat(live[k] & (ids[k] == ax.awid) for k in range(cfg.outstanding))
-        other = Cat(same[k] & (local | (dests[k] != node)) for k in range(cfg.outstanding))
-        release_wait = user.order & (live != 0)
-        blocked = (other != 0) | self.acquiring | release_wait
-        free = Signal(range(cfg.outstanding))
-        for k in reversed(range(cfg.outstanding)):
-            with m.If(~live[k]):
-                m.d.comb += free.eq(k)
-        has_free = ~live != 0
+        local, waits, free, has_free = slots.admit(m, cfg, ax.awid, node, bad)
+        release_wait = user.order & (slots.live != 0)
+        blocked = waits | self.acquiring | release_wait
         job = _job_layout(cfg)(jobs.w_data)
         m.d.comb += [job.slot.eq(free), job.local.eq(local), job.addr.eq(ax.awaddr),
                      job.id.eq(ax.awid), job.resp.eq(Mux(bad, Resp.SLVERR, Resp.DECERR)),
@@ -166,8 +156,7 @@ class ReqWrite(ConfiguredComponent):
         go = ax.awvalid & ~blocked & jobs.w_rdy & (local | has_free)
         m.d.comb += [ax.awready.eq(go), jobs.w_en.eq(go)]
         with m.If(go & ~local):
-            m.d.sync += [live.bit_select(free, 1).eq(1), ids[free].eq(ax.awid),
-                         dests[free].eq(node), self._made[free].eq(0),
+            m.d.sync += [*slots.take(m, free, ax.awid, node), self._made[free].eq(0),
                          self._answered[free].eq(0), self._built.bit_select(free, 1).eq(0),
                          self._early.bit_select(free, 1).eq(0), self._worst[free].eq(0),
                          self._release.bit_select(free, 1).eq(user.order)]
@@ -304,16 +293,13 @@ class ReqWrite(ConfiguredComponent):
         h = write_resp_layout(rsp.p.word)
         slot = h.id[:max(1, (cfg.outstanding - 1).bit_length())]
         expected = (h.kind == Kind.WRITE_RESP) & (h.id < cfg.outstanding) & \
-            self._live.bit_select(slot, 1) & (self._dests[slot] == rsp.p.node) & \
-            (self._answered[slot] != self._made[slot])
+            self._slots.expects(slot, rsp.p.node) & (self._answered[slot] != self._made[slot])
         worst = Mux(h.resp[1] & (~self._worst[slot][1] | (h.resp == Resp.DECERR)), h.resp,
                     self._worst[slot])
         done = self._built.bit_select(slot, 1) & (self._answered[slot] + 1 == self._made[slot])
         early = self._early.bit_select(slot, 1)
         release = self._release.bit_select(slot, 1)
-        error = Signal()
-        m.d.comb += error.eq(self.proxy_error)
-        resp = Mux(release & error & (worst == Resp.OKAY), Resp.SLVERR, worst)
+        resp = Mux(release & self.proxy_error & (worst == Resp.OKAY), Resp.SLVERR, worst)
         needs_b = expected & done & ~early
         ready = ~w_push & (~needs_b | bq.w_rdy)
         m.d.comb += rsp.ready.eq(ready)
@@ -324,8 +310,8 @@ class ReqWrite(ConfiguredComponent):
                 m.d.sync += [self._answered[slot].eq(self._answered[slot] + 1),
                              self._worst[slot].eq(worst)]
                 with m.If(done):
-                    m.d.sync += self._live.bit_select(slot, 1).eq(0)
-                    m.d.comb += [bq.w_en.eq(~early), bq.w_data.eq(Cat(resp, self._ids[slot]))]
+                    m.d.sync += self._slots.live.bit_select(slot, 1).eq(0)
+                    m.d.comb += [bq.w_en.eq(~early), bq.w_data.eq(Cat(resp, self._slots.ids[slot]))]
                     if self.config.proxy:
                         with m.If(early & (worst != Resp.OKAY)):
                             m.d.sync += self.proxy_error.eq(1)
