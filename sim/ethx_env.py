@@ -5,11 +5,15 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
+from cocotb.utils import get_sim_time
 
 from rtl.ethx.config import EthxConfig
 from sim.streams import reset
 
-__all__ = ["FRAMING_CONFIGS", "EthxEnv", "words_of"]
+__all__ = ["CLOCK_NS", "FRAMING_CONFIGS", "EthxEnv", "cycle", "words_of"]
+
+#: The clock period of every ETH-X test.
+CLOCK_NS = 2
 
 #: The framing blocks' configurations: each Ethernet width class, and no FCS with one frame.
 FRAMING_CONFIGS = [
@@ -18,6 +22,11 @@ FRAMING_CONFIGS = [
     EthxConfig(eth_width=512),
     EthxConfig(eth_width=64, fcs=False, tx_frames=1),
 ]
+
+
+def cycle():
+    """Clocks since the simulation began."""
+    return int(get_sim_time("ns")) // CLOCK_NS
 
 
 def words_of(data):
@@ -32,7 +41,7 @@ class EthxEnv:
         self.dut = dut
         self.config = EthxConfig.from_env()
         self.rng = random.Random(cocotb.RANDOM_SEED)
-        Clock(dut.clk, 2, unit="ns").start()
+        Clock(dut.clk, CLOCK_NS, unit="ns").start()
 
     async def reset(self):
         await reset(self.dut)

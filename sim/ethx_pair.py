@@ -2,6 +2,7 @@
 bridge system test."""
 
 from amaranth import Module
+from amaranth.lib import data
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
@@ -10,10 +11,12 @@ from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import window_layout
 
-__all__ = ["NODES", "EthxPair"]
+__all__ = ["NODES", "WINDOW_LOG2", "EthxPair"]
 
 #: The two nodes' IDs.
 NODES = {"a": 1, "b": 2}
+#: Each serving side's one access window: bytes 0 .. 2^WINDOW_LOG2 - 1, open to the two nodes.
+WINDOW_LOG2 = 20
 
 #: Ports the pair sets itself rather than passing on.
 _INTERNAL = ("node", "windows")
@@ -21,8 +24,8 @@ _INTERNAL = ("node", "windows")
 
 class EthxPair(ConfiguredComponent):
     """Bridges ``a`` (node 1) and ``b`` (node 2), every port passed on as ``a_<port>`` and
-    ``b_<port>`` except ``node`` and ``windows``: each serves the other and itself anywhere
-    (one window over the whole address space)."""
+    ``b_<port>`` except ``node`` and ``windows``: each serves nodes 1 and 2 in its first
+    window, the lowest 2^:data:`WINDOW_LOG2` bytes; its other windows are disabled."""
 
     config_class = EthxConfig
 
@@ -37,12 +40,12 @@ class EthxPair(ConfiguredComponent):
     def elaborate(self, platform):
         cfg = self.config
         m = Module()
-        layout = window_layout(cfg)
-        everywhere = layout.const({"base": 0, "size_log2": cfg.addr_width,
-                                   "sources": (1 << cfg.sources) - 1, "enable": 1}).as_bits()
+        window = {"base": 0, "size_log2": WINDOW_LOG2,
+                  "sources": sum(1 << node for node in NODES.values()), "enable": 1}
+        windows = data.ArrayLayout(window_layout(cfg), cfg.windows).const([window])
         for end, node in NODES.items():
             m.submodules[end] = bridge = EthxBridge(cfg)
-            m.d.comb += [bridge.node.eq(node), bridge.windows.eq(everywhere)]
+            m.d.comb += [bridge.node.eq(node), bridge.windows.eq(windows)]
             for name, member in bridge.signature.members.items():
                 if name in _INTERNAL:
                     continue

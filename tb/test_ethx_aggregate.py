@@ -119,6 +119,25 @@ async def aggregate_lone_record(dut):
     tb.sent = [[], []]
 
 
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def aggregate_waits_for_framer(dut):
+    """While the framer is busy, the timeout does not close a frame: its records keep coming
+    into it (one frame, not one per record); when the framer falls idle it closes at once."""
+    tb = TB(dut)
+    await tb.reset()
+    dut.busy.value = 1
+    for _ in range(5):
+        tb.send(0, 3, 0, 1)
+        await ClockCycles(dut.clk, tb.config.timeout + 30)
+    assert tb.counts(AggregateCount)[AggregateCount.FRAMES] == 0
+    dut.busy.value = 0
+    await ClockCycles(dut.clk, 3)
+    assert tb.counts(AggregateCount)[AggregateCount.FRAMES] == 1, "not closed at once"
+    frames, c = await tb.check()
+    assert [len(f) for f in frames] == [5]
+    assert c[AggregateCount.TIMEOUT] == 1
+
+
 CONFIGS = [EthxConfig(), EthxConfig(timeout=0, fill=512)]
 
 

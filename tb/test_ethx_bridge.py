@@ -4,102 +4,24 @@ the release litmus, every frame decodable by the golden model."""
 
 import cocotb
 import pytest
-from cocotb.queue import Queue
 from cocotb.triggers import ClockCycles, RisingEdge
-from cocotbext.axi import AxiBus, AxiMaster, AxiRam, AxiResp
+from cocotbext.axi import AxiResp
 
 from rtl.ethx.config import EthxConfig
-from rtl.ethx.layout import DeframerCount, ParseCount, eth_beat_layout, user_layout
-from rtl.model import ethx as model
 from sim import harness
-from sim.ethx_env import EthxEnv
 from sim.ethx_pair import NODES, EthxPair
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats
+from sim.ethx_pair_env import PairEnv
 
 TIMEOUT_US = 20000
-SIZE = 1 << 20
-
-
-class TB(EthxEnv):
-    def __init__(self, dut, delay=20):
-        super().__init__(dut)
-        cfg = self.config
-        self.gpu = {e: AxiMaster(AxiBus.from_prefix(dut, f"{e}_s_axi", bus_separator="__"),
-                                 dut.clk, dut.rst) for e in NODES}
-        self.ram = {e: AxiRam(AxiBus.from_prefix(dut, f"{e}_m_axi", bus_separator="__"),
-                              dut.clk, dut.rst, size=SIZE) for e in NODES}
-        for ram in self.ram.values():
-            ram.write(0, self.rng.randbytes(SIZE))
-        layout = eth_beat_layout(cfg.eth_width)
-        self.frames = {e: [] for e in NODES}        # every frame each end sent
-        self.delay = delay
-        for src, dst in (("a", "b"), ("b", "a")):
-            sink = LayoutSink(dut, f"{src}_tx", layout, dut.clk, dut.rst)
-            source = LayoutSource(dut, f"{dst}_rx", layout, dut.clk, dut.rst)
-            cocotb.start_soon(self.channel(src, sink, source))
-        self.user = user_layout(cfg)
-
-    async def channel(self, src, sink, source):
-        """Frames from ``src`` to the other end, each ``delay`` clocks late, none lost."""
-        queue = Queue()
-
-        async def deliver():
-            while True:
-                when, frame = await queue.get()
-                while self.cycle < when:
-                    await RisingEdge(self.dut.clk)
-                for beat in bytes_to_beats(frame, self.config.eth_bytes):
-                    source.send_nowait(user=0, **beat)
-        cocotb.start_soon(deliver())
-        while True:
-            frame = b""
-            while True:
-                beat = await sink.recv()
-                keep = int(beat.keep)
-                frame += int(beat.data).to_bytes(self.config.eth_bytes, "little")[:keep.bit_length()]
-                if beat.last:
-                    break
-            self.frames[src].append(frame)
-            await queue.put((self.cycle + self.delay, frame))
-
-    @property
-    def cycle(self):
-        return int(cocotb.utils.get_sim_time("ns")) // 2
-
-    def user_bits(self, dest, order=0):
-        return self.user.const({"node": dest, "vc": 0, "order": order}).as_bits()
-
-    def check_no_errors(self):
-        """No end dropped a frame or a record, or refused a request."""
-        for e in NODES:
-            for port, kinds in ((f"{e}_counts_deframer", DeframerCount),
-                                (f"{e}_counts_parse", ParseCount)):
-                counts = self.counts(kinds, port)
-                bad = {k.name: v for k, v in counts.items()
-                       if v and k not in (DeframerCount.FRAMES, ParseCount.REQUESTS,
-                                          ParseCount.RESPONSES)}
-                assert not bad, f"{port}: {bad}"
-
-    def check_frames(self):
-        """Every frame each end sent is a good frame of the golden model's format."""
-        for src, frames in self.frames.items():
-            dst = NODES["b" if src == "a" else "a"]
-            states = {}
-            for frame in frames:
-                decoded = model.decode_frame(frame, dst, states, fcs=self.config.fcs,
-                                             mtu=self.config.mtu)
-                assert isinstance(decoded, model.Decoded) and decoded.error is None, decoded
-                assert decoded.src == NODES[src]
-                assert not any(getattr(r, "stale", False) for r in decoded.records)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def bridge_random_both_ways(dut):
     """Random reads and writes from both GPUs to the other node's memory at once."""
-    tb = TB(dut)
+    tb = PairEnv(dut)
     await tb.reset()
     bus = tb.config.data_width // 8
-    expect = {e: bytearray(tb.ram[e].read(0, SIZE)) for e in NODES}
+    expect = {e: bytearray(memory) for e, memory in tb.memories().items()}
 
     async def traffic(end, other, count):
         mem = expect[other]
@@ -124,10 +46,10 @@ async def bridge_random_both_ways(dut):
         await task
     for _ in range(100):                # with write proxy, writes land after their B
         await ClockCycles(dut.clk, 200)
-        if all(tb.ram[e].read(0, SIZE) == bytes(expect[e]) for e in NODES):
+        if tb.memories() == {e: bytes(m) for e, m in expect.items()}:
             break
-    for e in NODES:
-        assert tb.ram[e].read(0, SIZE) == bytes(expect[e]), f"memory of {e}"
+    for e, memory in tb.memories().items():
+        assert memory == bytes(expect[e]), f"memory of {e}"
     tb.check_frames()
     tb.check_no_errors()
 
@@ -136,7 +58,7 @@ async def bridge_random_both_ways(dut):
 async def bridge_release_litmus(dut):
     """Message passing: A writes data to B's memory (relaxed, several IDs), then a flag
     (release). Whenever B's memory shows the flag, it shows the data: repeated 100 times."""
-    tb = TB(dut, delay=40)
+    tb = PairEnv(dut, delay=40)
     await tb.reset()
     flag_at, data_at = 0x8000, 0x9000
     b_mem = tb.ram["b"]

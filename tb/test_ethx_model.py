@@ -253,6 +253,17 @@ def test_naive_figures():
     assert total == 276 and round(eff, 2) == 0.46
 
 
+def test_naive_segments():
+    """A 4 KB write naively: the request's data needs three frames of at most 1464 data
+    bytes (1500 - IP 20 - instruction 16), the response one: 4 headers and instructions."""
+    total, _ = ethx.naive_bytes(4096, request_data=4096, response_data=0, wire=False)
+    assert total == 4096 + 4 * 50
+    total, _ = ethx.naive_bytes(1464, request_data=1464, response_data=0, wire=False)
+    assert total == 1464 + 2 * 50
+    total, _ = ethx.naive_bytes(4096, request_data=4096, response_data=0, wire=False, mtu=9000)
+    assert total == 4096 + 2 * 50
+
+
 def test_full_frames_of_loads():
     """11 read-data records of 128 bytes fill a 1500-byte MTU frame exactly."""
     rd = ReadData(id=0, resp=0, last=True, count=15, size=3, burst=1, len=15, addr=0,

@@ -19,7 +19,9 @@ class Aggregator(ConfiguredComponent):
     One frame is open at a time, for one destination and VC. It is closed, at a record
     boundary, when the next record is for another destination or VC or would not fit the MTU
     (counted CHANGE and FULL), when its records reach ``fill`` bytes (FILL), or when
-    ``timeout`` clocks have passed since it opened and no record is waiting (TIMEOUT). The
+    ``timeout`` clocks have passed since it opened, no record is waiting and the framer is
+    not ``busy`` (TIMEOUT): while an earlier frame is still waiting or going out, closing
+    would not send this one sooner, so it keeps filling [ours]. The
     last word taken is held back one clock so that it can be marked as the frame's last.
     Throughput: one word per clock; a frame's close costs one clock. A record whose ``left``
     (its words, on its first word) is more than a frame holds is still passed on whole; the
@@ -31,6 +33,9 @@ class Aggregator(ConfiguredComponent):
         Records; ``node`` and ``vc`` name the destination, ``left`` on a first word its words.
     o : ``Out(record_stream())``
         Frames' records, ``last`` on each frame's final word.
+    busy : ``In(1)``
+        The framer's :attr:`~rtl.ethx.framer.EthxFramer.busy`: the timeout waits for it to
+        fall.
     counts : ``Out(aggregate_counts)``
         :class:`~rtl.ethx.layout.AggregateCount` counters.
     """
@@ -42,6 +47,7 @@ class Aggregator(ConfiguredComponent):
             "req": In(record_stream()),
             "rsp": In(record_stream()),
             "o": Out(record_stream()),
+            "busy": In(1),
             "counts": Out(aggregate_counts),
         })
 
@@ -67,7 +73,7 @@ class Aggregator(ConfiguredComponent):
         expired = timer == cfg.timeout
         change = i.valid & ~same
         full = i.valid & same & ~fits
-        close = is_open & held_valid & between & (change | full | filled | (expired & ~i.valid))
+        close = is_open & held_valid & between & (change | full | filled | (expired & ~i.valid & ~self.busy))
         m.d.comb += o.p.eq(held)
         with m.If(close):
             m.d.comb += [o.valid.eq(1), o.p.last.eq(1)]

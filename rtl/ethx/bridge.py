@@ -101,6 +101,7 @@ class EthxBridge(ConfiguredComponent):
         connect(m, flipped(self.m_axi), b.completer.mem)
         self._responses(m, b)
         m.d.comb += [b.framer.node.eq(self.node), b.deframer.node.eq(self.node),
+                     b.aggregate.busy.eq(b.framer.busy),
                      b.completer.windows.eq(self.windows),
                      b.writes.acquiring.eq(b.reads.acquiring),
                      b.reads.hold.eq(b.writes.proxied),

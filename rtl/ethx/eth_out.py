@@ -33,6 +33,8 @@ class EthOut(ConfiguredComponent):
     read_row : ``Out(ceil_log2(rows) + 1)``
         The row that will be read next, with a wrap bit: rows from here to the writer's are
         in use.
+    sending : ``Out(1)``
+        A frame is going out (its beats are not all taken yet).
     """
 
     config_class = EthxConfig
@@ -43,11 +45,13 @@ class EthOut(ConfiguredComponent):
             "frame": In(stream.Signature(frame_layout(c))),
             "o": Out(eth_stream(c.eth_width)),
             "read_row": Out(range(2 * rows)),
+            "sending": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
-        row = self._fetch(m)
+        row, left = self._fetch(m)
+        m.d.comb += self.sending.eq((left != 0) | row.valid | self.o.valid)
         if self.config.eth_bytes >= 8:
             o = self.o
             m.d.comb += [o.valid.eq(row.valid), row.ready.eq(o.ready), o.p.data.eq(row.p.data),
@@ -58,7 +62,8 @@ class EthOut(ConfiguredComponent):
         return m
 
     def _fetch(self, m):
-        """Rows of the frame in the buffer, with their byte count and ``last``."""
+        """Rows of the frame in the buffer, with their byte count and ``last``; and the bytes
+        of the frame not yet read."""
         cfg, port = self.config, self._port
         row_bytes = 8 * cfg.lanes
         row = stream.Signature(data.StructLayout({
@@ -78,7 +83,7 @@ class EthOut(ConfiguredComponent):
                 m.d.comb += self.frame.ready.eq(1)
                 with m.If(self.frame.valid):
                     m.d.sync += left.eq((self.frame.p.words << 3) + (self.frame.p.tail << 2))
-        return row
+        return row, left
 
     def _split(self, m, row):
         """Rows of 8 bytes cut into narrower beats."""

@@ -61,6 +61,9 @@ class EthxFramer(ConfiguredComponent):
         Frames: ``DA SA EtherType link-header records [FCS]``; ``user`` is 0.
     node : ``In(16)``
         This node's ID, the frames' source address.
+    busy : ``Out(1)``
+        A whole frame is waiting or going out: a frame closed now would not leave sooner
+        than when this falls (the :class:`~rtl.ethx.aggregate.Aggregator` keeps filling).
     counts : ``Out(framer_counts)``
         :class:`~rtl.ethx.layout.FramerCount` counters.
     """
@@ -72,6 +75,7 @@ class EthxFramer(ConfiguredComponent):
             "i": In(record_stream()),
             "o": Out(eth_stream(c.eth_width)),
             "node": In(NODE_BITS),
+            "busy": Out(1),
             "counts": Out(framer_counts),
         })
 
@@ -86,7 +90,7 @@ class EthxFramer(ConfiguredComponent):
                      out.o.ready.eq(self.o.ready)]
         m.submodules.frames = frames = SyncFIFO(width=out.frame.payload.shape().size, depth=4)
         m.d.comb += [out.frame.payload.eq(frames.r_data), out.frame.valid.eq(frames.r_rdy),
-                     frames.r_en.eq(out.frame.ready)]
+                     frames.r_en.eq(out.frame.ready), self.busy.eq(frames.r_rdy | out.sending)]
         self._write(m, mem.write_port(granularity=1), out, frames)
         return m
 

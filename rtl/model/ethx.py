@@ -501,12 +501,17 @@ def wire_bytes(frame_bytes):
     return frame_bytes + WIRE_EXTRA
 
 
-def naive_bytes(payload, *, request_data, response_data, wire=True):
+def naive_bytes(payload, *, request_data, response_data, wire=True, mtu=1500):
     """The white paper's naive encoding of one transaction: a request message and a response
     message, each a 16-byte instruction plus 34 bytes of header plus its data, each its own
-    frame (+ FCS, preamble and gap with ``wire``), unpadded as the white paper counts them.
+    frame (+ FCS, preamble and gap with ``wire``), unpadded as the white paper counts them. A
+    message whose data does not fit one frame of ``mtu`` (the 34 header bytes are Ethernet's
+    14 and IP's 20) is sent as several, each with the header and instruction [ours].
     Returns (bytes, efficiency)."""
-    frames = [NAIVE_HEADER + NAIVE_INSTRUCTION + request_data,
-              NAIVE_HEADER + NAIVE_INSTRUCTION + response_data]
-    total = sum(f + (FCS_BYTES + WIRE_EXTRA if wire else 0) for f in frames)
+    room = mtu - (NAIVE_HEADER - 14) - NAIVE_INSTRUCTION
+    total = 0
+    for data in (request_data, response_data):
+        frames = max(1, -(-data // room))
+        total += data + frames * (NAIVE_HEADER + NAIVE_INSTRUCTION
+                                  + (FCS_BYTES + WIRE_EXTRA if wire else 0))
     return total, payload / total

@@ -1,0 +1,90 @@
+"""What the cocotb benches of two ETH-X bridges (:class:`sim.ethx_pair.EthxPair`) share: an
+AxiMaster on each GPU port, an AxiRam of random bytes behind each memory port, the channels
+both ways, AxUSER values, and the end-of-run checks."""
+
+import logging
+
+from cocotbext.axi import AxiBus, AxiMaster, AxiRam
+
+from rtl.ethx.layout import DeframerCount, ParseCount, user_layout
+from rtl.model import ethx as model
+
+from .ethx_channel import EthxChannel
+from .ethx_env import EthxEnv
+from .ethx_pair import NODES, WINDOW_LOG2
+
+__all__ = ["MEMORY", "PairEnv", "other"]
+
+#: Bytes of each node's memory model: its access window.
+MEMORY = 1 << WINDOW_LOG2
+
+
+def other(end):
+    """The pair's other end."""
+    return "b" if end == "a" else "a"
+
+
+class PairEnv(EthxEnv):
+    """Both bridges of the pair with their GPUs (``gpu[end]``), memories (``ram[end]``) and the
+    channels from each end (``channel[end]``, see :class:`~sim.ethx_channel.EthxChannel` for
+    ``delay`` and ``line_rate``); ``quiet`` keeps the AXI models from logging each access."""
+
+    def __init__(self, dut, *, delay=20, line_rate=False, quiet=False):
+        super().__init__(dut)
+        if quiet:           # the AXI models log every transaction at INFO
+            for e in NODES:
+                for port in ("s_axi", "m_axi"):
+                    logging.getLogger(f"cocotb.{dut._name}.{e}_{port}").setLevel(logging.WARNING)
+        self.gpu = {e: AxiMaster(AxiBus.from_prefix(dut, f"{e}_s_axi", bus_separator="__"),
+                                 dut.clk, dut.rst) for e in NODES}
+        self.ram = {e: AxiRam(AxiBus.from_prefix(dut, f"{e}_m_axi", bus_separator="__"),
+                              dut.clk, dut.rst, size=MEMORY) for e in NODES}
+        for ram in self.ram.values():
+            ram.write(0, self.rng.randbytes(MEMORY))
+        self.channel = {e: EthxChannel(dut, self.config, e, other(e), delay=delay,
+                                       line_rate=line_rate) for e in NODES}
+        self.user = user_layout(self.config)
+
+    def user_bits(self, dest, order=0):
+        """AxUSER for node ``dest`` on VC 0, ``order`` the release/acquire bit."""
+        return self.user.const({"node": dest, "vc": 0, "order": order}).as_bits()
+
+    def memories(self):
+        """Each end's memory, as bytes."""
+        return {e: self.ram[e].read(0, MEMORY) for e in NODES}
+
+    def errors(self, end, ignore=()):
+        """``end``'s nonzero drop and refusal counts of the deframer and the record parser, but
+        for the kinds in ``ignore``."""
+        bad = {}
+        for port, kinds in ((f"{end}_counts_deframer", DeframerCount),
+                            (f"{end}_counts_parse", ParseCount)):
+            for kind, value in self.counts(kinds, port).items():
+                if value and kind not in (DeframerCount.FRAMES, ParseCount.REQUESTS,
+                                          ParseCount.RESPONSES, *ignore):
+                    bad[kind.name] = value
+        return bad
+
+    def check_no_errors(self):
+        """No end dropped a frame or a record."""
+        for e in NODES:
+            assert not self.errors(e), f"{e}: {self.errors(e)}"
+
+    def check_frames(self, elsewhere=False):
+        """Every frame each end sent is a good frame of the golden model's format, addressed to
+        the other end (or, with ``elsewhere``, to any node). Returns the decoded frames to other
+        nodes, by (source, destination node)."""
+        foreign = {}
+        for src, channel in self.channel.items():
+            states = {}
+            for _, frame in channel.frames:
+                dst = model.node_of(frame[:6])
+                decoded = model.decode_frame(frame, dst, states.setdefault(dst, {}),
+                                             fcs=self.config.fcs, mtu=self.config.mtu)
+                assert isinstance(decoded, model.Decoded) and decoded.error is None, decoded
+                assert decoded.src == NODES[src]
+                assert not any(getattr(r, "stale", False) for r in decoded.records)
+                if dst != NODES[other(src)]:
+                    assert elsewhere, f"{src} sent a frame to node {dst}"
+                    foreign.setdefault((src, dst), []).append(decoded)
+        return foreign
