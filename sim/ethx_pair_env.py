@@ -4,7 +4,9 @@ both ways, AxUSER values, and the end-of-run checks."""
 
 import logging
 
-from cocotbext.axi import AxiBus, AxiMaster, AxiRam
+import cocotb
+from cocotb.triggers import ClockCycles
+from cocotbext.axi import AxiBus, AxiMaster, AxiRam, AxiResp
 
 from rtl.ethx.layout import DeframerCount, ParseCount, user_layout
 from rtl.model import ethx as model
@@ -12,11 +14,14 @@ from rtl.model import ethx as model
 from .ethx_channel import EthxChannel
 from .ethx_env import EthxEnv
 from .ethx_pair import NODES, WINDOW_LOG2
+from .ethx_traffic import random_access
 
 __all__ = ["MEMORY", "PairEnv", "other"]
 
 #: Bytes of each node's memory model: its access window.
 MEMORY = 1 << WINDOW_LOG2
+#: Random traffic: each worker's region of the other node's memory (below 512 KB).
+REGION = 0x10000
 
 
 def other(end):
@@ -48,6 +53,47 @@ class PairEnv(EthxEnv):
     def user_bits(self, dest, order=0):
         """AxUSER for node ``dest`` on VC 0, ``order`` the release/acquire bit."""
         return self.user.const({"node": dest, "vc": 0, "order": order}).as_bits()
+
+    async def worker(self, end, count, expect, base, span=REGION // 2):
+        """``count`` random accesses (:func:`~sim.ethx_traffic.random_access`, random AXI IDs)
+        one after another from ``end``'s GPU to the other node's bytes ``base .. base +
+        span``, each checked against and applied to ``expect[other end]``. Returns the bytes
+        read and written."""
+        far = other(end)
+        memory, bus = expect[far], self.config.data_width // 8
+        moved = 0
+        for k in range(count):
+            access = random_access(self.rng, bus, base, span)
+            ident = {("awid" if access.write else "arid"): self.rng.randrange(1 << self.config.id_width)}
+            event, data = access.call(self.gpu[end], self.rng, user=self.user_bits(NODES[far]),
+                                      **ident)
+            await event.wait()
+            assert event.data.resp == AxiResp.OKAY, (end, k, access)
+            if access.write:
+                access.apply(memory, data)
+            else:
+                assert event.data.data == access.expect(memory), (end, k, access)
+            moved += access.length
+        return moved
+
+    async def traffic(self, count, workers=3):
+        """Random traffic from both GPUs at once, ``workers`` workers each (regions of
+        :data:`REGION` bytes apart), ``count`` accesses a worker; then, once every write has
+        landed (with write proxy they land after their B), both memories checked whole.
+        Returns the bytes read and written."""
+        expect = {e: bytearray(memory) for e, memory in self.memories().items()}
+        tasks = [cocotb.start_soon(self.worker(e, count, expect, REGION * (1 + w)))
+                 for e in NODES for w in range(workers)]
+        moved = 0
+        for task in tasks:
+            moved += await task
+        for _ in range(100):
+            if self.memories() == {e: bytes(m) for e, m in expect.items()}:
+                break
+            await ClockCycles(self.dut.clk, 200)
+        for e, memory in self.memories().items():
+            assert memory == bytes(expect[e]), f"memory of {e}"
+        return moved
 
     def memories(self):
         """Each end's memory, as bytes."""
