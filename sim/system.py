@@ -1,6 +1,6 @@
 """``make sim``: the system simulation and its report.
 
-Four scenarios:
+Five scenarios:
 
 - ``crc``: the 512-bit CRC-32 engine fed several thousand random Ethernet frames (checked by
   their FCS) and 640-byte UALink DL-flit-sized blocks (CRC generated), every result compared
@@ -14,10 +14,16 @@ Four scenarios:
   (:class:`sim.ualink_link.UalinkLink`) at bit error rate ``SIM_BER`` (1e-5), random UPLI
   traffic both ways (``SIM_UALINK_ITEMS`` items each way), every item checked, with the TL's
   efficiency, the DL's flits, replays and bad CRCs, and TL flits per clock against what the DL
-  carries.
+  carries;
+- ``ethx``: two ETH-X bridges over line-rate Ethernet channels (:mod:`sim.ethx_system`): random
+  AXI4 accesses of every burst type from four workers on each GPU at once
+  (``SIM_ETHX_ACCESSES`` each), every read and both memories checked, then the release litmus
+  (``SIM_ETHX_ROUNDS`` rounds), with frames, wire bytes, bytes per clock and the serving
+  sides' counters.
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
-``SEED=n`` reproduces a run, ``WAVES=1`` dumps waves.
+``SIM_SCENARIOS=a,b`` runs only those scenarios, ``SEED=n`` reproduces a run, ``WAVES=1``
+dumps waves.
 """
 
 import json
@@ -26,9 +32,11 @@ import sys
 import time
 
 from rtl.crc import Crc32, CrcConfig
+from rtl.ethx.config import EthxConfig
 from rtl.tl.layout import TlConfig
 from sim import harness, toolchain
 from sim.dl_link_env import TL_PER_CLOCK
+from sim.ethx_pair import EthxPair
 from sim.tl_link import TlLink
 from sim.ualink_link import UALINK_LINK, UalinkLink
 
@@ -38,6 +46,8 @@ CONFIG = CrcConfig(data_width=512, pipeline=2)
 TL_CONFIG = TlConfig()
 #: The same with address caches, 4 ways x 1024 rows, each Rx cache following its peer's Tx.
 TL_CACHE_CONFIG = TlConfig(cache_ways=4, cache_rows=1024, cache_rx_index="DSTACCID")
+#: The ETH-X bridges simulated: those of the system test (4 sources).
+ETHX_CONFIG = EthxConfig(sources=4)
 
 
 def _run(component, config, toplevel, module, part, env):
@@ -117,6 +127,30 @@ def _ualink_rows(figures):
     return rows
 
 
+def _ethx_rows(figures):
+    cfg = figures["config"]
+    served = {e: s for e, s in figures["served"].items()}
+    return [
+        ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet at line rate, "
+                    f"{cfg['data_width']}-bit AXI, {cfg['outstanding']} outstanding"),
+        ("seed", figures["seed"]),
+        ("accesses", f"{figures['accesses']} ({figures['workers']} workers per GPU, every "
+                     f"burst type), {figures['bytes_moved']} bytes in "
+                     f"{figures['traffic_clocks']} clocks: {figures['bytes_per_clock']} B/clock"),
+        ("frames", ", ".join(f"{e}: {n}" for e, n in figures["frames"].items())
+         + f"; {figures['wire_bytes']} bytes on the wire"),
+        ("served", "; ".join(f"{e}: {s['reads']} reads, {s['writes']} writes"
+                             for e, s in served.items())),
+        ("release litmus", f"{figures['litmus_rounds']} rounds, "
+                           f"{len(figures['litmus_stale'])} stale"),
+        ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
+                                         for e, v in figures["errors"].items())),
+        ("mismatches", figures["mismatches"]),
+        ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
+        ("wall time (with build)", f"{figures['wall_seconds']} s"),
+    ]
+
+
 def main():
     report = toolchain.BUILD / "sim" / "report.json"
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -126,6 +160,8 @@ def main():
     tl_env = {"SIM_TL_ITEMS": os.environ.get("SIM_TL_ITEMS", "1500")}
     ualink_env = {"SIM_TL_ITEMS": os.environ.get("SIM_UALINK_ITEMS", "3000"),
                   "SIM_BER": os.environ.get("SIM_BER", "1e-5")}
+    ethx_env = {"SIM_ETHX_ACCESSES": os.environ.get("SIM_ETHX_ACCESSES", "60"),
+                "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "100")}
     scenarios = {
         "crc": (Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env, _crc_rows),
         "tl": (TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env, _tl_rows),
@@ -133,7 +169,12 @@ def main():
                      tl_env, _tl_rows),
         "ualink": (UalinkLink(UALINK_LINK), UALINK_LINK, "ualink_link", "sim.ualink_system",
                    ualink_env, _ualink_rows),
+        "ethx": (EthxPair(ETHX_CONFIG), ETHX_CONFIG, "ethx_pair", "sim.ethx_system", ethx_env,
+                 _ethx_rows),
     }
+    chosen = os.environ.get("SIM_SCENARIOS")
+    if chosen:                  # e.g. SIM_SCENARIOS=ethx,tl
+        scenarios = {k: v for k, v in scenarios.items() if k in chosen.split(",")}
     results, failures = {}, []
     for name, (component, config, top, module, env, _) in scenarios.items():
         figures, failure = _run(component, config, top, module,

@@ -4,12 +4,11 @@ the release litmus, every frame decodable by the golden model."""
 
 import cocotb
 import pytest
-from cocotb.triggers import ClockCycles, RisingEdge
-from cocotbext.axi import AxiResp
 
 from rtl.ethx.config import EthxConfig
 from sim import harness
-from sim.ethx_pair import NODES, EthxPair
+from sim.ethx_litmus import release_litmus
+from sim.ethx_pair import EthxPair
 from sim.ethx_pair_env import PairEnv
 
 TIMEOUT_US = 20000
@@ -28,33 +27,11 @@ async def bridge_random_both_ways(dut):
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def bridge_release_litmus(dut):
-    """Message passing: A writes data to B's memory (relaxed, several IDs), then a flag
-    (release). Whenever B's memory shows the flag, it shows the data: repeated 100 times."""
+    """Message passing (sim/ethx_litmus.py): whenever B's memory shows the flag written with
+    release, it shows the data written before it; 100 rounds."""
     tb = PairEnv(dut, delay=40)
     await tb.reset()
-    flag_at, data_at = 0x8000, 0x9000
-    b_mem = tb.ram["b"]
-    stale = []
-
-    async def watch(round_, data):
-        while b_mem.read(flag_at, 4) != round_.to_bytes(4, "little"):
-            await RisingEdge(dut.clk)
-        if b_mem.read(data_at, len(data)) != data:
-            stale.append(round_)
-
-    for round_ in range(1, 101):
-        data = tb.rng.randbytes(tb.rng.choice([64, 256, 1024]))
-        watcher = cocotb.start_soon(watch(round_, data))
-        # Queued in this order (init_write keeps the order of the calls).
-        writes = [tb.gpu["a"].init_write(data_at + 64 * k, data[64 * k:64 * k + 64],
-                                         awid=k % 4, user=tb.user_bits(2))
-                  for k in range(len(data) // 64)]
-        flag = tb.gpu["a"].init_write(flag_at, round_.to_bytes(4, "little"), awid=3,
-                                      user=tb.user_bits(2, order=1))
-        for event in writes + [flag]:
-            await event.wait()
-            assert event.data.resp == AxiResp.OKAY
-        await watcher
+    stale = await release_litmus(tb, 100)
     assert not stale, f"rounds that saw the flag before the data: {stale}"
     tb.check_frames()
 
