@@ -57,13 +57,20 @@ def _run(component, config, toplevel, module, out):
     return json.loads(out.read_text())
 
 
-def bench_crc(out):
+def _run_configs(block, configs, toplevel, module, out):
+    """:func:`_run` for each of ``configs`` (``block(config)`` the component); every result
+    in ``out`` as a list, which is returned."""
     results = []
-    for config in CRC_CONFIGS:
-        part = out.with_name(f"crc-{config.slug()}.json")
-        results.append(_run(Crc32(config), config, "crc32", "sim.crc_bench", part))
+    for config in configs:
+        part = out.with_name(f"{out.stem}-{config.slug()}.json")
+        results.append(_run(block(config), config, toplevel, module, part))
         part.unlink()
     out.write_text(json.dumps(results, indent=2))
+    return results
+
+
+def bench_crc(out):
+    results = _run_configs(Crc32, CRC_CONFIGS, "crc32", "sim.crc_bench", out)
     print(f"\nCRC-32 engine ({out.relative_to(toolchain.REPO)})")
     print(f"  {'width':>5} {'pipe':>4} {'packet B':>8} {'beats/cycle':>11} {'bytes/cycle':>11}"
           f" {'lane fill':>9}")
@@ -211,12 +218,7 @@ ETHX_LOAD_TARGET = 0.85
 
 
 def bench_ethx(out):
-    results = []
-    for config in ETHX_CONFIGS:
-        part = out.with_name(f"ethx-{config.slug()}.json")
-        results.append(_run(EthxPair(config), config, "ethx_pair", "sim.ethx_bench", part))
-        part.unlink()
-    out.write_text(json.dumps(results, indent=2))
+    results = _run_configs(EthxPair, ETHX_CONFIGS, "ethx_pair", "sim.ethx_bench", out)
     print(f"\nETH-X bridge pair, A's GPU on B's memory ({out.relative_to(toolchain.REPO)})")
     wrong = []
     for result in results:
