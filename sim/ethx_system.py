@@ -1,7 +1,7 @@
 """``make sim`` ETH-X scenario (:mod:`sim.system`): two bridges over line-rate channels, random
 accesses of every burst type from four workers on each GPU at once (``SIM_ETHX_ACCESSES``
-each), every read and both memories checked; then the release litmus (``SIM_ETHX_ROUNDS``
-rounds). Writes the figures to the JSON named by ``SIM_REPORT``."""
+each), every read and both memories checked; then the release litmus and the message-passing
+litmus with acquire (``SIM_ETHX_ROUNDS`` rounds each). Writes the figures to the JSON named by ``SIM_REPORT``."""
 
 import json
 import os
@@ -14,11 +14,12 @@ from rtl.ethx.layout import AggregateCount, CompleterCount
 from rtl.model import ethx as model
 
 from .ethx_env import cycle
-from .ethx_litmus import release_litmus
+from .ethx_litmus import message_passing, release_litmus
 from .ethx_pair import NODES
 from .ethx_pair_env import PairEnv
 
 WORKERS = 4
+ROUNDS = int(os.environ.get("SIM_ETHX_ROUNDS", "1000"))
 
 
 @cocotb.test(timeout_time=1000, timeout_unit="ms")
@@ -28,7 +29,8 @@ async def system(dut):
     started, first = time.monotonic(), cycle()
     moved = await tb.traffic(int(os.environ.get("SIM_ETHX_ACCESSES", "60")), WORKERS)
     clocks = cycle() - first
-    stale = await release_litmus(tb, int(os.environ.get("SIM_ETHX_ROUNDS", "100")))
+    stale = await release_litmus(tb, ROUNDS)
+    reads, seen, failures = await message_passing(tb, ROUNDS)
     await ClockCycles(dut.clk, 4 * (tb.config.timeout + tb.channel["a"].delay))
     tb.check_frames()
     errors = {e: tb.errors(e) for e in NODES}
@@ -41,7 +43,9 @@ async def system(dut):
         "bytes_moved": moved, "traffic_clocks": clocks,
         "bytes_per_clock": round(moved / clocks, 3),
         "frames": {e: len(f) for e, f in frames.items()}, "wire_bytes": wire,
-        "litmus_rounds": int(os.environ.get("SIM_ETHX_ROUNDS", "100")), "litmus_stale": stale,
+        "litmus_rounds": ROUNDS, "litmus_stale": stale,
+        "message_passing": {"rounds": ROUNDS, "reads": reads, "flags_seen": seen,
+                            "failures": failures[:20]},
         "served": {e: {k.name.lower(): v for k, v in tb.counts(
             CompleterCount, f"{e}_counts_completer").items()} for e in NODES},
         "frames_closed": {e: {k.name.lower(): v for k, v in tb.counts(
@@ -52,4 +56,5 @@ async def system(dut):
     with open(os.environ["SIM_REPORT"], "w") as f:
         json.dump(report, f, indent=2)
     assert not stale, f"litmus rounds that saw the flag before the data: {stale}"
+    assert not failures, failures[:10]
     assert not any(errors.values()), errors

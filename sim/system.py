@@ -18,7 +18,7 @@ Five scenarios:
 - ``ethx``: two ETH-X bridges over line-rate Ethernet channels (:mod:`sim.ethx_system`): random
   AXI4 accesses of every burst type from four workers on each GPU at once
   (``SIM_ETHX_ACCESSES`` each), every read and both memories checked, then the release litmus
-  (``SIM_ETHX_ROUNDS`` rounds), with frames, wire bytes, bytes per clock and the serving
+  and the message-passing litmus with acquire (``SIM_ETHX_ROUNDS`` rounds each), with frames, wire bytes, bytes per clock and the serving
   sides' counters.
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
@@ -143,6 +143,10 @@ def _ethx_rows(figures):
                              for e, s in served.items())),
         ("release litmus", f"{figures['litmus_rounds']} rounds, "
                            f"{len(figures['litmus_stale'])} stale"),
+        ("message passing", f"{figures['message_passing']['rounds']} rounds, "
+                            f"{figures['message_passing']['reads']} acquire+read pairs, "
+                            f"{figures['message_passing']['flags_seen']} flag values seen, "
+                            f"{len(figures['message_passing']['failures'])} failures"),
         ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
                                          for e, v in figures["errors"].items())),
         ("mismatches", figures["mismatches"]),
@@ -161,7 +165,7 @@ def main():
     ualink_env = {"SIM_TL_ITEMS": os.environ.get("SIM_UALINK_ITEMS", "3000"),
                   "SIM_BER": os.environ.get("SIM_BER", "1e-5")}
     ethx_env = {"SIM_ETHX_ACCESSES": os.environ.get("SIM_ETHX_ACCESSES", "60"),
-                "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "100")}
+                "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "1000")}
     scenarios = {
         "crc": (Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env, _crc_rows),
         "tl": (TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env, _tl_rows),

@@ -2,12 +2,14 @@
 AxiMasters on both GPUs' ports, AxiRams as both memories, random traffic both ways at once,
 the release litmus, every frame decodable by the golden model."""
 
+import os
+
 import cocotb
 import pytest
 
 from rtl.ethx.config import EthxConfig
 from sim import harness
-from sim.ethx_litmus import release_litmus
+from sim.ethx_litmus import message_passing, release_litmus
 from sim.ethx_pair import EthxPair
 from sim.ethx_pair_env import PairEnv
 
@@ -36,9 +38,28 @@ async def bridge_release_litmus(dut):
     tb.check_frames()
 
 
-CONFIGS = [EthxConfig(sources=4), EthxConfig(sources=4, eth_width=8, data_width=128, proxy=True)]
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def bridge_message_passing(dut):
+    """Release and acquire (sim/ethx_litmus.py): the consumer's data read reaches B's memory
+    only after its acquire of the flag is back, and never reads data older than the flag;
+    MP_ROUNDS rounds of the producer."""
+    tb = PairEnv(dut, delay=40, quiet=True)
+    await tb.reset()
+    rounds = int(os.environ.get("MP_ROUNDS", "1000"))
+    reads, seen, failures = await message_passing(tb, rounds)
+    dut._log.info(f"message passing: {rounds} rounds, {reads} reads, {seen} flag values seen")
+    assert not failures, failures[:10]
+    assert seen > rounds // 4, f"the consumer saw only {seen} of {rounds} flag values"
+    tb.check_frames()
+    tb.check_no_errors()
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=EthxConfig.slug)
-def test_bridge(config):
-    harness.run(EthxPair(config), config, toplevel="ethx_pair", test_module="tb.test_ethx_bridge")
+#: Configurations, each with its rounds of message passing (about 4 ms of simulation a thousand).
+CONFIGS = [(EthxConfig(sources=4), 1000),
+           (EthxConfig(sources=4, eth_width=8, data_width=128, proxy=True), 200)]
+
+
+@pytest.mark.parametrize("config,rounds", CONFIGS, ids=[c.slug() for c, _ in CONFIGS])
+def test_bridge(config, rounds):
+    harness.run(EthxPair(config), config, toplevel="ethx_pair", test_module="tb.test_ethx_bridge",
+                extra_env={"MP_ROUNDS": str(rounds)})

@@ -204,7 +204,7 @@ async def bridge_refused_axi(dut):
     tb.check_no_errors()
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
+@pytest.mark.parametrize("config", [config for config, _ in CONFIGS], ids=lambda c: c.slug())
 def test_bridge_bad(config):
     harness.run(EthxPair(config), config, toplevel="ethx_pair",
                 test_module="tb.test_ethx_bridge_bad")

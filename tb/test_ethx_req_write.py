@@ -183,6 +183,24 @@ async def req_write_no_destination(dut):
     assert tb.counts(WriteCount)[WriteCount.LOCAL] == 1
 
 
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def req_write_acquiring(dut):
+    """While the read side has an acquire outstanding (``acquiring``), no write goes out; it
+    does once the acquire is back."""
+    tb = TB(dut)
+    await tb.reset()
+    cocotb.start_soon(tb.remote())
+    dut.acquiring.value = 1
+    write = cocotb.start_soon(tb.write(1, 0x80, b"after the acquire"))
+    for _ in range(300):
+        await ClockCycles(dut.clk, 1)
+        assert not dut.req__valid.value, "a write went out while an acquire was outstanding"
+    dut.acquiring.value = 0
+    assert (await write).resp == AxiResp.OKAY
+    await tb.done()
+    assert tb.records == 1 and tb.memory[1][0x80:0x91] == b"after the acquire"
+
+
 CONFIGS = [EthxConfig(sources=4),
            EthxConfig(sources=4, data_width=512, outstanding=4, id_width=2, proxy=True)]
 

@@ -5,6 +5,7 @@ from amaranth.lib import data
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import ConfiguredComponent
+from ..skid import SkidBuffer
 from ..model.ethx import Kind
 from .aggregate import Aggregator
 from .completer import Completer
@@ -42,7 +43,10 @@ class EthxBridge(ConfiguredComponent):
     ``s_axi`` → :class:`ReqRead`/:class:`ReqWrite` → :class:`Compress` → :class:`Aggregator`
     (with the :class:`Completer`'s responses) → :class:`EthxFramer` → ``tx``; ``rx`` →
     :class:`EthxDeframer` → :class:`RecordParse` → requests to the :class:`Completer`
-    (``m_axi``), responses back to the requesting side.
+    (``m_axi``), responses back to the requesting side. A :class:`~rtl.skid.SkidBuffer` sits
+    between each pair of blocks (README §4), so no combinational path runs from one block into
+    the next; each costs a clock: a request gains two on its way out and two at the serving
+    side, a response two at the serving side and one on its way back.
 
     Members
     -------
@@ -90,16 +94,16 @@ class EthxBridge(ConfiguredComponent):
         self._axi(m, b)
         connect(m, b.reads.req, b.requests.i0)
         connect(m, b.writes.req, b.requests.i1)
-        connect(m, b.requests.o, b.compress.i)
-        connect(m, b.compress.o, b.aggregate.req)
-        connect(m, b.completer.rsp, b.aggregate.rsp)
-        connect(m, b.aggregate.o, b.framer.i)
+        _cut(m, "requests", b.requests.o, b.compress.i)
+        _cut(m, "compressed", b.compress.o, b.aggregate.req)
+        _cut(m, "responses", b.completer.rsp, b.aggregate.rsp)
+        _cut(m, "records", b.aggregate.o, b.framer.i)
         connect(m, b.framer.o, flipped(self.tx))
         connect(m, flipped(self.rx), b.deframer.i)
-        connect(m, b.deframer.o, b.parse.i)
-        connect(m, b.parse.req, b.completer.req)
+        _cut(m, "received", b.deframer.o, b.parse.i)
+        _cut(m, "served", b.parse.req, b.completer.req)
         connect(m, flipped(self.m_axi), b.completer.mem)
-        self._responses(m, b)
+        self._responses(m, b, _cut(m, "answers", b.parse.rsp))
         m.d.comb += [b.framer.node.eq(self.node), b.deframer.node.eq(self.node),
                      b.aggregate.busy.eq(b.framer.busy),
                      b.completer.windows.eq(self.windows),
@@ -127,9 +131,9 @@ class EthxBridge(ConfiguredComponent):
             else:
                 m.d.comb += ours.eq(theirs)
 
-    def _responses(self, m, b):
-        """Response records to the side that asked: READ_DATA to reads, WRITE_RESP to writes."""
-        rsp = b.parse.rsp
+    def _responses(self, m, b, rsp):
+        """Response records ``rsp`` to the side that asked: READ_DATA to reads, WRITE_RESP to
+        writes."""
         to_writes = Signal()
         current = Signal()
         m.d.comb += current.eq(to_writes)
@@ -140,3 +144,14 @@ class EthxBridge(ConfiguredComponent):
         for side, chosen in ((b.reads.rsp, ~current), (b.writes.rsp, current)):
             m.d.comb += [side.payload.eq(rsp.payload), side.valid.eq(rsp.valid & chosen)]
         m.d.comb += rsp.ready.eq((b.reads.rsp.ready & ~current) | (b.writes.rsp.ready & current))
+
+
+def _cut(m, name, src, dst=None):
+    """Join stream ``src`` to ``dst`` through a :class:`~rtl.skid.SkidBuffer` ``name``, so that
+    no combinational path runs from one block into the next (one clock more); without ``dst``,
+    return the buffer's output."""
+    skid = m.submodules[f"{name}_skid"] = SkidBuffer(src.payload.shape())
+    connect(m, src, skid.i)
+    if dst is None:
+        return skid.o
+    connect(m, skid.o, dst)

@@ -14,7 +14,7 @@ __all__ = ["beyond_sources", "node_index", "WriteCount", "write_counts", "ReadCo
            "LEFT_BITS", "NODE_BITS", "VC_BITS", "WORD_BITS", "DeframerCount", "FramerCount", "eth_beat_layout", "eth_header_layout",
            "eth_stream", "link_header_layout", "Kind", "ParseCount", "attrs_layout",
            "extension_layout", "parse_counts", "read_data_header_layout", "request_header_layout",
-           "request_item_layout", "request_layout", "response_item_layout", "write_resp_layout", "record_stream", "record_word_layout",
+           "request_item_layout", "request_layout", "response_item_layout", "write_resp_layout", "record_stream", "record_word_layout", "sized_word_layout",
            "deframer_counts", "framer_counts"]
 
 WORD_BITS = model.WORD * 8      #: a record word [ours]
@@ -167,6 +167,15 @@ request_item_layout = data.StructLayout({
 #: in :data:`read_data_header_layout` or :data:`write_resp_layout`, then its data words.
 response_item_layout = data.StructLayout({
     "word": WORD_BITS, "first": 1, "last": 1, "node": NODE_BITS, "vc": VC_BITS,
+})
+
+
+#: A received record word with what it would mean as a record's header word, worked out a clock
+#: ahead (:class:`~rtl.ethx.sizes.HeaderSizes`): the words after the header and extension
+#: (``body``), a WRITE's data words, and the header's faults.
+sized_word_layout = data.StructLayout({
+    "word": record_word_layout, "body": 12, "data_words": 12,
+    "unknown": 1, "malformed": 1, "truncated": 1,
 })
 
 

@@ -2,11 +2,10 @@
 
 from amaranth import Array, Module, Mux, Signal
 from amaranth.lib import enum, stream
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import ConfiguredComponent
 from ..counters import count_events
-from .burst import record_words
 from .config import EthxConfig
 from .layout import (
     Kind,
@@ -15,14 +14,13 @@ from .layout import (
     ParseCount,
     extension_layout,
     parse_counts,
-    read_data_header_layout,
     record_stream,
     request_header_layout,
     request_item_layout,
     request_layout,
     response_item_layout,
-    write_resp_layout,
 )
+from .sizes import HeaderSizes
 
 __all__ = ["RecordParse"]
 
@@ -47,8 +45,9 @@ class RecordParse(ConfiguredComponent):
     before it stand, as in the golden model); no part of a too-long record is passed on.
 
     Throughput: one word per clock, and one clock more per request for its header item.
-    Latency: a response word passes in the clock it comes; a request's header item comes out
-    the clock after its header (or extension) word. A stalled output stalls the input.
+    Latency: each word first spends a clock in :class:`~rtl.ethx.sizes.HeaderSizes`; then a
+    response word passes in the clock it comes, and a request's header item comes out the clock
+    after its header (or extension) word. A stalled output stalls the input.
 
     Members
     -------
@@ -75,8 +74,11 @@ class RecordParse(ConfiguredComponent):
     def elaborate(self, platform):
         cfg = self.config
         m = Module()
-        i, req, rsp = self.i, self.req, self.rsp
-        word = i.p.data
+        m.submodules.sizes = sizes = HeaderSizes()
+        connect(m, flipped(self.i), sizes.i)
+        i, req, rsp = sizes.o, self.req, self.rsp
+        w = i.p.word
+        word = w.data
         step = Signal(_Step)
         head = Signal(request_layout)               # the request being passed on
         is_req = Signal()                           # the record is a request (else a response)
@@ -88,23 +90,22 @@ class RecordParse(ConfiguredComponent):
         keys = Array(Signal(extension_layout, name=f"key{k}") for k in range(cfg.sources))
         gens = Array(Signal(3, name=f"gen{k}") for k in range(cfg.sources))
         known = Signal(cfg.sources)
-        src = node_index(i.p.node, cfg.sources)
+        src = node_index(w.node, cfg.sources)
         foreign = Signal()
-        m.d.comb += foreign.eq(beyond_sources(i.p.node, cfg.sources))
+        m.d.comb += foreign.eq(beyond_sources(w.node, cfg.sources))
 
         kind = Signal(Kind)
         m.d.comb += kind.eq(word[:4])
-        need, body, data_words, malformed = self._sizes(m, word, kind)
-        unknown = word[:4] > Kind.WRITE_RESP.value
-        truncated = ~unknown & ~malformed & (need > i.p.left)
+        body, data_words = i.p.body, i.p.data_words
+        unknown, malformed, truncated = i.p.unknown, i.p.malformed, i.p.truncated
         bad = unknown | malformed | truncated
         rq = request_header_layout(word)
         ext = extension_layout(word)
 
         m.d.comb += [req.p.head.eq(head), req.p.word.eq(word), rsp.p.word.eq(word),
-                     rsp.p.node.eq(i.p.node), rsp.p.vc.eq(i.p.vc)]
+                     rsp.p.node.eq(w.node), rsp.p.vc.eq(w.vc)]
         events = {kind_: Signal(name=f"ev_{kind_.name.lower()}") for kind_ in ParseCount}
-        skip = Mux(i.p.last, _Step.HEAD, _Step.SKIP)
+        skip = Mux(w.last, _Step.HEAD, _Step.SKIP)
         with m.Switch(step):
             with m.Case(_Step.HEAD):
                 with m.If(i.valid & (kind == Kind.PAD)):
@@ -112,7 +113,7 @@ class RecordParse(ConfiguredComponent):
                     m.d.sync += step.eq(skip)
                 with m.Elif(i.valid & bad):
                     m.d.comb += [i.ready.eq(1), events[ParseCount.UNKNOWN_KIND].eq(unknown),
-                                 events[ParseCount.MALFORMED].eq(malformed & ~unknown),
+                                 events[ParseCount.MALFORMED].eq(malformed),
                                  events[ParseCount.TRUNCATED].eq(truncated)]
                     m.d.sync += step.eq(skip)
                 with m.Elif(i.valid & ((kind == Kind.READ) | (kind == Kind.WRITE))):
@@ -121,7 +122,7 @@ class RecordParse(ConfiguredComponent):
                         head.write.eq(kind == Kind.WRITE), head.id.eq(rq.id), head.len.eq(rq.len),
                         head.size.eq(rq.size), head.burst.eq(rq.burst), head.order.eq(rq.order),
                         head.strb.eq(rq.strb), head.addr[:32].eq(rq.addr),
-                        head.node.eq(i.p.node), head.vc.eq(i.p.vc), head.foreign.eq(foreign),
+                        head.node.eq(w.node), head.vc.eq(w.vc), head.foreign.eq(foreign),
                         head.addr[32:].eq(keys[src].addr_hi), head.attrs.eq(keys[src].attrs),
                         head.stale.eq(~known.bit_select(src, 1) | (gens[src] != rq.gen) | foreign),
                         gen.eq(rq.gen), left.eq(body), data_left.eq(data_words), is_req.eq(1),
@@ -164,31 +165,7 @@ class RecordParse(ConfiguredComponent):
                         m.d.sync += step.eq(_Step.HEAD)
             with m.Case(_Step.SKIP):
                 m.d.comb += i.ready.eq(1)
-                with m.If(i.valid & i.p.last):
+                with m.If(i.valid & w.last):
                     m.d.sync += step.eq(_Step.HEAD)
         count_events(m, self.counts, events)
         return m
-
-    def _sizes(self, m, word, kind):
-        """For a header word: the record's words (``need``), its body words after the header
-        and extension, a WRITE's data words, and whether a reserved field is set."""
-        rq = request_header_layout(word)
-        rd = read_data_header_layout(word)
-        wr = write_resp_layout(word)
-        need, body, data_words = Signal(12), Signal(12), Signal(12)
-        malformed = Signal()
-        m.d.comb += data_words.eq(record_words(rq.len, rq.size))
-        strobe_words = Mux(rq.strb, (data_words + 7) >> 3, 0)
-        with m.Switch(kind):
-            with m.Case(Kind.READ, Kind.WRITE):
-                m.d.comb += [
-                    malformed.eq(rq.zero | (rq.burst == 3) | ((kind == Kind.READ) & rq.strb)),
-                    body.eq(Mux(kind == Kind.WRITE, data_words + strobe_words, 0)),
-                    need.eq(1 + rq.ext + body)]
-            with m.Case(Kind.READ_DATA):
-                m.d.comb += [malformed.eq((rd.zero != 0) | (rd.burst == 3)),
-                             body.eq(Mux(rd.nodata, 0, record_words(rd.count, rd.size))),
-                             need.eq(1 + body)]
-            with m.Case(Kind.WRITE_RESP):
-                m.d.comb += [malformed.eq((wr.zero0 != 0) | (wr.zero != 0)), need.eq(1)]
-        return need, body, data_words, malformed
