@@ -19,7 +19,7 @@ from .ethx_pair import NODES
 from .ethx_pair_env import PairEnv
 
 WORKERS = 4
-ROUNDS = int(os.environ.get("SIM_ETHX_ROUNDS", "1000"))
+ROUNDS = int(os.environ.get("SIM_ETHX_ROUNDS", "500"))
 
 
 @cocotb.test(timeout_time=1000, timeout_unit="ms")

@@ -165,7 +165,7 @@ def main():
     ualink_env = {"SIM_TL_ITEMS": os.environ.get("SIM_UALINK_ITEMS", "3000"),
                   "SIM_BER": os.environ.get("SIM_BER", "1e-5")}
     ethx_env = {"SIM_ETHX_ACCESSES": os.environ.get("SIM_ETHX_ACCESSES", "60"),
-                "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "1000")}
+                "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "500")}
     scenarios = {
         "crc": (Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env, _crc_rows),
         "tl": (TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env, _tl_rows),
