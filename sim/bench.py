@@ -26,7 +26,8 @@ it.
 128-byte and 8-byte loads and stores and 4 KB reads and writes, under load, the efficiency on
 the full wire and by the white paper's metric next to the naive encoding's, and payload bytes
 per clock; unloaded latency from AR to R and AW to B; for :data:`ETHX_CONFIGS`. 128-byte loads
-under 85 % on the full wire with :data:`ETHX_LOAD_CONFIG` make the run fail (``BENCH_SCALE`` shortens it).
+under 85 % on the full wire with :data:`ETHX_LOAD_CONFIG` make the run fail (``BENCH_SCALE``
+shortens it).
 """
 
 import json
@@ -224,7 +225,7 @@ def bench_ethx(out):
     results = _run_configs(EthxPair, ETHX_CONFIGS, "ethx_pair", "sim.ethx_bench", out)
     print(f"\nETH-X bridge pair, A's GPU on B's memory ({out.relative_to(toolchain.REPO)})")
     wrong = []
-    for result in results:
+    for config, result in zip(ETHX_CONFIGS, results, strict=True):
         cfg = result["config"]
         print(f"  {cfg['eth_width']}-bit Ethernet, {cfg['data_width']}-bit AXI, fill "
               f"{cfg['fill']} B, timeout {cfg['timeout']} clocks, {cfg['outstanding']} "
@@ -240,7 +241,7 @@ def bench_ethx(out):
         print("  unloaded latency, clocks (median of " + ", ".join(
             f"{row['access']} {row['first_clocks']}/{row['last_clocks']}"
             for row in result["latency"]) + "): AR to first/last R, AW to B")
-        if cfg != json.loads(ETHX_LOAD_CONFIG.to_json()):
+        if config is not ETHX_LOAD_CONFIG:
             continue
         for load in (row for row in result["rows"] if row["workload"] == "128 B loads"):
             if load["wire_efficiency"] < ETHX_LOAD_TARGET:

@@ -103,7 +103,8 @@ class Bench(PairEnv):
                                         mtu=self.config.mtu)
         naive_paper = model.naive_bytes(nbytes, request_data=request, response_data=response,
                                         wire=False, mtu=self.config.mtu)
-        return {"workload": name, "both_ways": len(ends) == 2, "read": read, "access_bytes": nbytes, "accesses": count,
+        return {"workload": name, "both_ways": len(ends) == 2, "read": read,
+                "access_bytes": nbytes, "accesses": count,
                 "payload_bytes": payload, "frames": len(frames),
                 "frames_a_to_b": len(self.channel["a"].frames) - start["a"],
                 "frame_bytes": paper, "wire_bytes": wire, "clocks": clocks,
@@ -164,6 +165,6 @@ async def bench(dut):
         ("128 B store", False, 128))]
     tb.check_no_errors()
     tb.check_frames()
-    result = {"config": json.loads(tb.config.to_json()), "seed": cocotb.RANDOM_SEED, "delay_clocks": DELAY,
-              "rows": rows, "latency": latency}
+    result = {"config": json.loads(tb.config.to_json()), "seed": cocotb.RANDOM_SEED,
+              "delay_clocks": DELAY, "rows": rows, "latency": latency}
     Path(os.environ["BENCH_OUT"]).write_text(json.dumps(result, indent=2))

@@ -72,15 +72,13 @@ async def message_passing(tb, rounds):
 
     async def monitor():
         """Clock of each data AR at B's memory port and of each acquire R at A's GPU port."""
-        ar, r = "b_m_axi__ar", "a_s_axi__r"
         while True:
             await RisingEdge(dut.clk)
-            if getattr(dut, ar + "valid").value and getattr(dut, ar + "ready").value:
-                if MP_DATA <= int(getattr(dut, ar + "addr").value) < MP_DATA + 8 * MP_WORDS:
-                    data_ar.append(cycle())
-            if (getattr(dut, r + "valid").value and getattr(dut, r + "ready").value
-                    and getattr(dut, r + "last").value
-                    and int(getattr(dut, r + "id").value) == ACQUIRE_ID):
+            if (dut.b_m_axi__arvalid.value and dut.b_m_axi__arready.value
+                    and MP_DATA <= int(dut.b_m_axi__araddr.value) < MP_DATA + 8 * MP_WORDS):
+                data_ar.append(cycle())
+            if (dut.a_s_axi__rvalid.value and dut.a_s_axi__rready.value
+                    and dut.a_s_axi__rlast.value and int(dut.a_s_axi__rid.value) == ACQUIRE_ID):
                 flag_r.append(cycle())
 
     done, failures, seen, reads = False, [], set(), 0

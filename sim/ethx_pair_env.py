@@ -64,7 +64,8 @@ class PairEnv(EthxEnv):
         moved = 0
         for k in range(count):
             access = random_access(self.rng, bus, base, span)
-            ident = {("awid" if access.write else "arid"): self.rng.randrange(1 << self.config.id_width)}
+            ident = {("awid" if access.write else "arid"):
+                     self.rng.randrange(1 << self.config.id_width)}
             event, data = access.call(self.gpu[end], self.rng, user=self.user_bits(NODES[far]),
                                       **ident)
             await event.wait()

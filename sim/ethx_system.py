@@ -1,7 +1,8 @@
 """``make sim`` ETH-X scenario (:mod:`sim.system`): two bridges over line-rate channels, random
 accesses of every burst type from four workers on each GPU at once (``SIM_ETHX_ACCESSES``
 each), every read and both memories checked; then the release litmus and the message-passing
-litmus with acquire (``SIM_ETHX_ROUNDS`` rounds each). Writes the figures to the JSON named by ``SIM_REPORT``."""
+litmus with acquire (``SIM_ETHX_ROUNDS`` rounds each). Writes the figures to the JSON named by
+``SIM_REPORT``."""
 
 import json
 import os
@@ -19,6 +20,7 @@ from .ethx_pair import NODES
 from .ethx_pair_env import PairEnv
 
 WORKERS = 4
+ACCESSES = int(os.environ.get("SIM_ETHX_ACCESSES", "60"))
 ROUNDS = int(os.environ.get("SIM_ETHX_ROUNDS", "500"))
 
 
@@ -27,7 +29,7 @@ async def system(dut):
     tb = PairEnv(dut, line_rate=True, quiet=True)
     await tb.reset()
     started, first = time.monotonic(), cycle()
-    moved = await tb.traffic(int(os.environ.get("SIM_ETHX_ACCESSES", "60")), WORKERS)
+    moved = await tb.traffic(ACCESSES, WORKERS)
     clocks = cycle() - first
     stale = await release_litmus(tb, ROUNDS)
     reads, seen, failures = await message_passing(tb, ROUNDS)
@@ -39,7 +41,7 @@ async def system(dut):
                for fs in frames.values() for f in fs)
     report = {
         "config": json.loads(tb.config.to_json()), "seed": cocotb.RANDOM_SEED,
-        "workers": WORKERS, "accesses": 2 * WORKERS * int(os.environ.get("SIM_ETHX_ACCESSES", "60")),
+        "workers": WORKERS, "accesses": 2 * WORKERS * ACCESSES,
         "bytes_moved": moved, "traffic_clocks": clocks,
         "bytes_per_clock": round(moved / clocks, 3),
         "frames": {e: len(f) for e, f in frames.items()}, "wire_bytes": wire,

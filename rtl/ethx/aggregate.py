@@ -73,7 +73,8 @@ class Aggregator(ConfiguredComponent):
         expired = timer == cfg.timeout
         change = i.valid & ~same
         full = i.valid & same & ~fits
-        close = is_open & held_valid & between & (change | full | filled | (expired & ~i.valid & ~self.busy))
+        idle = expired & ~i.valid & ~self.busy
+        close = is_open & held_valid & between & (change | full | filled | idle)
         m.d.comb += o.p.eq(held)
         with m.If(close):
             m.d.comb += [o.valid.eq(1), o.p.last.eq(1)]

@@ -27,6 +27,7 @@ from .layout import (
     user_layout,
     window_layout,
     write_counts,
+    write_resp_layout,
 )
 from .merge import RecordMerge
 from .parse import RecordParse
@@ -138,7 +139,7 @@ class EthxBridge(ConfiguredComponent):
         current = Signal()
         m.d.comb += current.eq(to_writes)
         with m.If(rsp.valid & rsp.p.first):
-            m.d.comb += current.eq(rsp.p.word[:4] == Kind.WRITE_RESP)
+            m.d.comb += current.eq(write_resp_layout(rsp.p.word).kind == Kind.WRITE_RESP)
         with m.If(rsp.valid & rsp.ready):
             m.d.sync += to_writes.eq(current)
         for side, chosen in ((b.reads.rsp, ~current), (b.writes.rsp, current)):

@@ -94,13 +94,13 @@ class RecordParse(ConfiguredComponent):
         foreign = Signal()
         m.d.comb += foreign.eq(beyond_sources(w.node, cfg.sources))
 
+        rq = request_header_layout(word)
+        ext = extension_layout(word)
         kind = Signal(Kind)
-        m.d.comb += kind.eq(word[:4])
+        m.d.comb += kind.eq(rq.kind)
         body, data_words = i.p.body, i.p.data_words
         unknown, malformed, truncated = i.p.unknown, i.p.malformed, i.p.truncated
         bad = unknown | malformed | truncated
-        rq = request_header_layout(word)
-        ext = extension_layout(word)
 
         m.d.comb += [req.p.head.eq(head), req.p.word.eq(word), rsp.p.word.eq(word),
                      rsp.p.node.eq(w.node), rsp.p.vc.eq(w.vc)]

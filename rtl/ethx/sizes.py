@@ -42,11 +42,11 @@ class HeaderSizes(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         word = self.i.p.data
-        kind = Signal(Kind)
-        m.d.comb += kind.eq(word[:4])
         rq = request_header_layout(word)
         rd = read_data_header_layout(word)
         wr = write_resp_layout(word)
+        kind = Signal(Kind)
+        m.d.comb += kind.eq(rq.kind)
         need, body, data_words = Signal(12), Signal(12), Signal(12)
         malformed = Signal()
         m.d.comb += data_words.eq(record_words(rq.len, rq.size))
@@ -63,7 +63,7 @@ class HeaderSizes(wiring.Component):
                              need.eq(1 + body)]
             with m.Case(Kind.WRITE_RESP):
                 m.d.comb += [malformed.eq((wr.zero0 != 0) | (wr.zero != 0)), need.eq(1)]
-        unknown = word[:4] > Kind.WRITE_RESP.value
+        unknown = rq.kind > Kind.WRITE_RESP.value
         m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
         with m.If(self.i.ready):
             m.d.sync += [
