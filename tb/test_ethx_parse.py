@@ -161,6 +161,9 @@ _BAD = [
     lambda rng: (1 | 1 << 4).to_bytes(8, "little") + (1 << 60).to_bytes(8, "little"),  # ext
     lambda rng: (2 | 255 << 16 | 6 << 24 | 1 << 27).to_bytes(8, "little") + bytes(8),  # too long
     lambda rng: (3 | 200 << 16 | 3 << 24).to_bytes(8, "little"),        # READ_DATA too long
+    # 256 beats of 128 bytes: 4096 data words, which a 12-bit count would take for none
+    lambda rng: (2 | 255 << 16 | 7 << 24 | 1 << 27).to_bytes(8, "little") + bytes(8),
+    lambda rng: (3 | 255 << 16 | 7 << 24).to_bytes(8, "little"),
     lambda rng: bytes(8) + (7).to_bytes(8, "little"),                    # PAD, then anything
 ]
 

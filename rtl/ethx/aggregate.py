@@ -5,6 +5,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import ConfiguredComponent
 from ..counters import count_events
+from ..skid import SkidBuffer
 from .config import EthxConfig
 from .layout import AggregateCount, aggregate_counts, record_stream, record_word_layout
 from .merge import RecordMerge
@@ -23,7 +24,8 @@ class Aggregator(ConfiguredComponent):
     not ``busy`` (TIMEOUT): while an earlier frame is still waiting or going out, closing
     would not send this one sooner, so it keeps filling [ours]. The
     last word taken is held back one clock so that it can be marked as the frame's last.
-    Throughput: one word per clock; a frame's close costs one clock. A record whose ``left``
+    Records pass a :class:`~rtl.skid.SkidBuffer` after the merge (a clock). Throughput: one
+    word per clock; a frame's close costs one clock. A record whose ``left``
     (its words, on its first word) is more than a frame holds is still passed on whole; the
     framer cuts it.
 
@@ -57,18 +59,21 @@ class Aggregator(ConfiguredComponent):
         m.submodules.merge = merge = RecordMerge(cfg, 2)
         connect(m, flipped(self.req), merge.i0)     # in turns: neither side starves the other
         connect(m, flipped(self.rsp), merge.i1)
-        i, o = merge.o, self.o
+        m.submodules.merged = merged = SkidBuffer(record_word_layout)
+        connect(m, merge.o, merged.i)
+        i, o = merged.o, self.o
         cap = cfg.record_words
         held = Signal(record_word_layout)
         held_valid = Signal()
         is_open = Signal()
         between = Signal(init=1)            # the last word taken ended a record
         used = Signal(range(cap + 1 + 2048))
+        room = Signal(range(cap + 1))       # cap - used, kept so that ``fits`` is one compare
         timer = Signal(range(cfg.timeout + 2))          # (never zero-width)
         node, vc = Signal.like(i.p.node), Signal.like(i.p.vc)
 
         same = (i.p.node == node) & (i.p.vc == vc)
-        fits = used + i.p.left <= cap
+        fits = i.p.left <= room
         filled = used >= -(-cfg.fill // 8)
         expired = timer == cfg.timeout
         change = i.valid & ~same
@@ -87,10 +92,10 @@ class Aggregator(ConfiguredComponent):
         with m.If(take):
             m.d.sync += [held.eq(i.p), held_valid.eq(1), between.eq(i.p.last)]
             with m.If(is_open):
-                m.d.sync += used.eq(used + 1)
+                m.d.sync += [used.eq(used + 1), room.eq(room - (room != 0))]
             with m.Else():
                 m.d.sync += [is_open.eq(1), node.eq(i.p.node), vc.eq(i.p.vc), used.eq(1),
-                             timer.eq(0)]
+                             room.eq(cap - 1), timer.eq(0)]
         with m.If(is_open & ~expired & ~(close & o.ready)):
             m.d.sync += timer.eq(timer + 1)
         sent = close & o.ready

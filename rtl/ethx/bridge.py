@@ -46,8 +46,10 @@ class EthxBridge(ConfiguredComponent):
     :class:`EthxDeframer` → :class:`RecordParse` → requests to the :class:`Completer`
     (``m_axi``), responses back to the requesting side. A :class:`~rtl.skid.SkidBuffer` sits
     between each pair of blocks (README §4), so no combinational path runs from one block into
-    the next; each costs a clock: a request gains two on its way out and two at the serving
-    side, a response two at the serving side and one on its way back.
+    the next, and the responses for each side pass their own after the split; each costs a
+    clock: a request gains two on its way out and two at the serving side, a response two at
+    the serving side and two on its way back. The blocks' own pipeline registers are listed
+    in README §4 ("Pipeline cuts").
 
     Members
     -------
@@ -134,7 +136,8 @@ class EthxBridge(ConfiguredComponent):
 
     def _responses(self, m, b, rsp):
         """Response records ``rsp`` to the side that asked: READ_DATA to reads, WRITE_RESP to
-        writes."""
+        writes, each through its own :class:`~rtl.skid.SkidBuffer`, so that neither side's
+        checks follow the split."""
         to_writes = Signal()
         current = Signal()
         m.d.comb += current.eq(to_writes)
@@ -142,9 +145,14 @@ class EthxBridge(ConfiguredComponent):
             m.d.comb += current.eq(write_resp_layout(rsp.p.word).kind == Kind.WRITE_RESP)
         with m.If(rsp.valid & rsp.ready):
             m.d.sync += to_writes.eq(current)
-        for side, chosen in ((b.reads.rsp, ~current), (b.writes.rsp, current)):
-            m.d.comb += [side.payload.eq(rsp.payload), side.valid.eq(rsp.valid & chosen)]
-        m.d.comb += rsp.ready.eq((b.reads.rsp.ready & ~current) | (b.writes.rsp.ready & current))
+        sides = []
+        for name, side, chosen in (("read_answers", b.reads.rsp, ~current),
+                                   ("write_answers", b.writes.rsp, current)):
+            skid = m.submodules[f"{name}_skid"] = SkidBuffer(rsp.payload.shape())
+            connect(m, skid.o, side)
+            m.d.comb += [skid.i.payload.eq(rsp.payload), skid.i.valid.eq(rsp.valid & chosen)]
+            sides.append(skid.i.ready & chosen)
+        m.d.comb += rsp.ready.eq(sides[0] | sides[1])
 
 
 def _cut(m, name, src, dst=None):

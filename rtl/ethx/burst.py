@@ -4,7 +4,8 @@ from amaranth import Cat, Const, Mux
 
 from ..model.ethx import Burst
 
-__all__ = ["beat_words", "container_strobes", "first_lane", "illegal", "next_address", "record_words"]
+__all__ = ["beat_words", "container_strobes", "first_lane", "illegal", "next_address", "record_words",
+           "strobe_words"]
 
 
 def _ones(size, width=12):
@@ -54,6 +55,16 @@ def record_words(length, size):
     return (length + 1) << Mux(size > 3, (size - 3).as_unsigned()[:3], 0)
 
 
+def strobe_words(length, size):
+    """Strobe words of ``length + 1`` beats, ``ceil(record_words / 8)``, worked out from
+    ``length`` directly (one 9-bit add per beat size, in parallel) rather than from
+    :func:`record_words`, so that it does not follow that sum."""
+    n = length + 1
+    return Mux(size <= 3, (length + 8) >> 3,
+               Mux(size == 4, (length + 4) >> 2,
+                   Mux(size == 5, (length + 2) >> 1, Mux(size == 6, n, n << 1))))
+
+
 def illegal(addr, length, size, burst, *, bus_bytes):
     """Whether a burst breaks an AXI4 rule (the golden model's :func:`~rtl.model.ethx.axi_error`
     without the address-width check): wider than the bus, reserved burst, WRAP length or
@@ -62,6 +73,8 @@ def illegal(addr, length, size, burst, *, bus_bytes):
     wrap = burst == Burst.WRAP
     bad_wrap = wrap & (~((length == 1) | (length == 3) | (length == 7) | (length == 15))
                        | ((addr[:12] & _ones(size)) != 0))
-    last = (addr[:12] & ~_ones(size)) + ((length + 1) << size) - 1     # 13+ bits
+    # The last byte: the first container's last byte plus ``length`` containers; one carry
+    # chain, as the container's bytes below ``size`` never carry.
+    last = (addr[:12] | _ones(size)) + (length << size)     # 13+ bits
     crosses = (burst == Burst.INCR) & (last[12:] != 0)
     return too_wide | (burst == 3) | bad_wrap | ((burst == Burst.FIXED) & (length > 15)) | crosses

@@ -29,6 +29,11 @@ __all__ = ["Completer"]
 DATA_WORDS = 256
 
 
+#: A request item with the reasons to refuse it, worked out as it enters (README §4).
+_checked_layout = data.StructLayout({"item": request_item_layout, "stale": 1, "denied": 1,
+                                     "bad": 1})
+
+
 class _Step(enum.Enum, shape=2):
     HEAD = 0        # the next item is a request's header
     DATA = 1        # ... a WRITE's data or strobe word
@@ -45,6 +50,8 @@ class Completer(ConfiguredComponent):
     (ILLEGAL). Memory sees one AXI ID, so it answers in order, and refused requests keep their
     place in that order. At most ``outstanding`` reads and ``outstanding`` writes are in flight.
     A write's AW goes out with its header; its W beats once all its words are buffered.
+    Each request item first spends a clock in a register where its refusal checks (window
+    compares, burst rules) are made. Throughput: one item per clock.
 
     Members
     -------
@@ -55,7 +62,7 @@ class Completer(ConfiguredComponent):
     rsp : ``Out(record_stream())``
         READ_DATA and WRITE_RESP records, ``node`` the requester's.
     windows : ``In(data.ArrayLayout(window_layout(config), windows))``
-        The access windows.
+        The access windows; a change of ``size_log2`` takes effect a clock later.
     counts : ``Out(completer_counts)``
         :class:`~rtl.ethx.layout.CompleterCount` counters.
     """
@@ -111,14 +118,19 @@ class Completer(ConfiguredComponent):
         count_events(m, self.counts, events)
         return m
 
-    def _refusal(self, m, head):
-        """Why a request is refused: (stale, denied, illegal)."""
-        cfg = self.config
+    def _checked(self, m):
+        """The request items, each registered with its refusal checks (a clock later)."""
+        cfg, i = self.config, self.req
+        o = stream.Signature(_checked_layout).create(path=("checked",))
+        head = i.payload.head
         allowed = Const(0, 1)
         for k in range(cfg.windows):
             w = self.windows[k]
             size = Mux(w.size_log2 < 12, 12, w.size_log2)
-            mask = ~((Const(1, cfg.addr_width + 1) << size) - 1)[:cfg.addr_width]
+            # The window's address mask, registered: a new size applies a clock later; from
+            # reset, all ones (only the base itself, which every size holds).
+            mask = Signal(cfg.addr_width, name=f"mask{k}", init=(1 << cfg.addr_width) - 1)
+            m.d.sync += mask.eq(~((Const(1, cfg.addr_width + 1) << size) - 1)[:cfg.addr_width])
             inside = (((head.addr[:cfg.addr_width] ^ w.base) & mask) == 0)
             allowed = allowed | (w.enable & inside &
                                  w.sources.bit_select(node_index(head.node, cfg.sources), 1))
@@ -127,13 +139,21 @@ class Completer(ConfiguredComponent):
         too_long = head.write & (record_words(head.len, head.size) > DATA_WORDS)
         bad = illegal(head.addr, head.len, head.size, head.burst,
                       bus_bytes=cfg.data_width // 8) | too_wide | too_long
-        return stale, ~stale & ~allowed, ~stale & allowed & bad
+        m.d.comb += i.ready.eq(~o.valid | o.ready)
+        with m.If(i.ready):
+            m.d.sync += [o.valid.eq(i.valid), o.p.item.eq(i.payload), o.p.stale.eq(stale),
+                         o.p.denied.eq(~stale & ~allowed), o.p.bad.eq(~stale & allowed & bad)]
+        return o
 
     def _intake(self, m, read_jobs, answers, write_jobs, wdata, wstrb):
-        cfg, mem, req = self.config, self.mem, self.req
+        cfg, mem = self.config, self.mem
+        checked = self._checked(m)
+        req = stream.Signature(request_item_layout).create(path=("taken",))
+        m.d.comb += [req.payload.eq(checked.p.item), req.valid.eq(checked.valid),
+                     checked.ready.eq(req.ready)]
         head = req.payload.head
         step = Signal(_Step)
-        stale, denied, bad = self._refusal(m, head)
+        stale, denied, bad = checked.p.stale, checked.p.denied, checked.p.bad
         refuse = stale | denied | bad
         keep = Signal()                          # the WRITE being taken is done in memory
         job = Signal(write_job_layout(cfg))

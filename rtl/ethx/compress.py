@@ -23,7 +23,8 @@ class Compress(ConfiguredComponent):
     state holds that key, the extension is dropped and the header carries the state's
     generation; otherwise the extension stays, the generation advances (mod 8) and the key
     becomes the state. ``left`` of a record's first word is corrected. Throughput: one word
-    per clock, less the dropped extension words; latency one clock. A reset forgets every
+    per clock, less the dropped extension words; latency one clock. The destination's state is
+    read into registers with the header, so the key compare starts from flops. A reset forgets every
     state, so the first request to each destination after it carries its extension.
 
     Destinations at or above ``sources`` keep no state: their requests always carry the
@@ -50,18 +51,26 @@ class Compress(ConfiguredComponent):
         gens = Array(Signal(3, name=f"gen{k}") for k in range(cfg.sources))
         known = Signal(cfg.sources)
         held = Signal(record_word_layout)       # the header, until its extension is seen
-        holding = Signal()
+        # The destination's state, read when its header is taken, so that the extension's
+        # compare starts from flops.
         index = Signal(range(cfg.sources))
-        m.d.comb += index.eq(node_index(held.node, cfg.sources))
-        local = ~beyond_sources(held.node, cfg.sources)
+        key, known_key = Signal(extension_layout), Signal()
+        gen_now, gen_next = Signal(3), Signal(3)
+        local, left_less = Signal(), Signal.like(held.left)
+        came = node_index(i.p.node, cfg.sources)
         word = Signal(2)                        # 0: a header comes, 1: its extension, 2: body
-        hit = local & known.bit_select(index, 1) & (keys[index].as_value() == i.p.data)
-        gen = Mux(local, Mux(hit, gens[index], (gens[index] + 1)[:3]), 1)   # 1: as a fresh state
+        hit = local & known_key & (key.as_value() == i.p.data)
+        gen = Mux(local, Mux(hit, gen_now, gen_next), 1)   # 1: as a fresh state
         out_header = Signal(record_word_layout)
-        m.d.comb += [out_header.eq(held), out_header.left.eq(held.left - hit),
+        m.d.comb += [out_header.eq(held), out_header.left.eq(Mux(hit, left_less, held.left)),
                      out_header.last.eq(hit & i.p.last),
                      # ext and gen in the header word [README §2.1]
                      out_header.data.eq(held.data & ~_EXT_GEN | gen << _GEN_AT | ~hit << _EXT_AT)]
+        with m.If((word == 0) & i.valid):
+            m.d.sync += [index.eq(came), key.eq(keys[came]), known_key.eq(known.bit_select(came, 1)),
+                         gen_now.eq(gens[came]), gen_next.eq(gens[came] + 1),
+                         local.eq(~beyond_sources(i.p.node, cfg.sources)),
+                         left_less.eq(i.p.left - 1)]
         with m.Switch(word):
             with m.Case(0):
                 m.d.comb += i.ready.eq(1)

@@ -26,6 +26,8 @@ from .layout import (
 
 __all__ = ["EthxDeframer"]
 
+_PENDING = 8        # frames whose CRC result is awaited
+
 
 class EthxDeframer(ConfiguredComponent):
     """Checks each received frame whole and passes on the record words of the good ones.
@@ -37,10 +39,12 @@ class EthxDeframer(ConfiguredComponent):
     :class:`~rtl.ethx.layout.DeframerCount`. Nothing of a bad frame reaches ``o``. The words
     after a PAD record are passed on; the record parser ignores them.
 
-    ``i.ready`` falls at a frame's first beat until the buffer has room for a longest frame,
-    and when ``o`` backs up; so with a channel that honours ``ready`` nothing is lost. An
-    oversized frame is taken to its end and only its first rows are kept. Latency from a
-    frame's last beat to its first word: the CRC engine's latency plus about 4 clocks.
+    ``i.ready`` falls at a frame's first beat until the buffer has room for a longest frame
+    (and for a clock after each frame's end, while that room is worked out again), and when
+    ``o`` backs up; so with a channel that honours ``ready`` nothing is lost. An
+    oversized frame is taken to its end and only its first rows are kept. A frame's end is
+    registered and classified the clock after. Latency from a frame's last beat to its first
+    word: the CRC engine's latency plus about 5 clocks.
 
     Members
     -------
@@ -117,11 +121,14 @@ class EthxDeframer(ConfiguredComponent):
         length = Signal(range(cfg.max_frame_bytes + 2))     # saturates past the longest
         broke, user = Signal(), Signal()
         header = Signal(eth_header_layout)
-        used = Signal.like(start)
-        m.d.comb += used.eq(start - reader.read_row)
-        room = used <= rows - cfg.rx_frame_rows
+        # Room for a longest frame, registered: a frame may begin once ``room`` has seen the
+        # ``start`` its predecessor's end set, a clock after that end (``ending``).
+        room, ending = Signal(), Signal()
+        m.d.sync += [room.eq((start - reader.read_row)[:len(start)] <= rows - cfg.rx_frame_rows),
+                     ending.eq(take & i.p.last)]
 
-        m.submodules.pending = pending = SyncFIFO(width=_pending_layout(cfg, rows).size, depth=8)
+        m.submodules.pending = pending = SyncFIFO(width=_pending_layout(cfg, rows).size,
+                                                  depth=_PENDING)
         crc_ready = Const(1)
         if cfg.fcs:
             m.submodules.crc = crc = Crc32(CrcConfig(data_width=cfg.eth_width, pipeline=1))
@@ -129,7 +136,9 @@ class EthxDeframer(ConfiguredComponent):
                          crc.i.payload.last.eq(i.p.last), crc.i.valid.eq(take)]
             crc_ready = crc.i.ready
             self._crc = crc
-        m.d.comb += i.ready.eq((inside | room) & crc_ready & pending.w_rdy)
+        # Room in ``pending`` for this frame and the one in ``end`` (queued a clock late).
+        queue_room = pending.w_level < _PENDING - 1
+        m.d.comb += i.ready.eq((inside | (room & ~ending)) & crc_ready & queue_room)
 
         keep_row = write & (r < cfg.rx_frame_rows)
         m.d.comb += [wr.addr.eq((start + r)[:len(wr.addr)]), wr.data.eq(row), wr.en.eq(keep_row)]
@@ -154,11 +163,17 @@ class EthxDeframer(ConfiguredComponent):
         with m.If(keep_row & ~i.p.last):
             m.d.sync += r.eq(r + 1)
 
+        # The frame's end, registered; it is classified and queued the clock after.
+        end = Signal(data.StructLayout({"header": eth_header_layout, "length": len(total),
+                                        "rows": len(r), "broke": 1, "user": 1}))
+        with m.If(take & i.p.last):
+            m.d.sync += [end.header.eq(now), end.length.eq(total), end.rows.eq(r + keep_row),
+                         end.broke.eq(broke | bad_keep), end.user.eq(user | i.p.user)]
         p = Signal(_pending_layout(cfg, rows))
-        m.d.comb += [pending.w_data.eq(p), pending.w_en.eq(take & i.p.last),
-                     p.rows.eq(r + keep_row), p.node.eq(Cat(now.sa_lo, now.sa_hi)),
-                     p.vc.eq(now.link.vc)]
-        self._classify(m, p, now, total, broke | bad_keep, user | i.p.user)
+        m.d.comb += [pending.w_data.eq(p), pending.w_en.eq(ending), p.rows.eq(end.rows),
+                     p.node.eq(Cat(end.header.sa_lo, end.header.sa_hi)),
+                     p.vc.eq(end.header.link.vc)]
+        self._classify(m, p, end.header, end.length, end.broke, end.user)
         return pending
 
     def _classify(self, m, p, hdr, length, broke, user):

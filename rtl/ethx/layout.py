@@ -174,7 +174,7 @@ response_item_layout = data.StructLayout({
 #: ahead (:class:`~rtl.ethx.sizes.HeaderSizes`): the words after the header and extension
 #: (``body``), a WRITE's data words, and the header's faults.
 sized_word_layout = data.StructLayout({
-    "word": record_word_layout, "body": 12, "data_words": 12,
+    "word": record_word_layout, "body": 13, "data_words": 13,
     "unknown": 1, "malformed": 1, "truncated": 1,
 })
 
@@ -237,6 +237,16 @@ def axi4_write_signature(addr_width, data_width, id_width, user_width=0):
 #: ordering bit (acquire on AR, release on AW), from bit 0 up.
 def user_layout(config):
     return data.StructLayout({"node": config.node_bits, "vc": VC_BITS, "order": 1})
+
+
+#: An AR or AW as the requester's address stage registers it [README §5]: the channel's fields,
+#: and the checks made before the register: ``bad`` (a burst the bridge cannot carry) and
+#: ``local`` (``bad``, or a destination at or above ``sources``: answered by the bridge).
+def address_layout(config):
+    return data.StructLayout({
+        "id": config.id_width, "addr": config.addr_width, "len": 8, "size": 3, "burst": 2,
+        "lock": 1, "cache": 4, "prot": 3, "qos": 4, "region": 4, "user": user_layout(config),
+        "bad": 1, "local": 1})
 
 
 class Resp(enum.Enum, shape=2):

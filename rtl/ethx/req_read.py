@@ -7,7 +7,8 @@ from amaranth.lib.wiring import In, Out
 from ..config import ConfiguredComponent
 from ..counters import count_events
 from ..model.ethx import Kind
-from .burst import beat_words, first_lane, illegal, next_address
+from .address import address_stage
+from .burst import beat_words, first_lane, next_address
 from .config import EthxConfig
 from .layout import (
     WORD_BITS,
@@ -50,8 +51,9 @@ class ReqRead(ConfiguredComponent):
     their order), while an acquire is outstanding, and while no slot is free. A burst the
     bridge cannot carry is answered SLVERR, one to a destination at or above ``sources``
     DECERR, locally, after the ID's outstanding reads. A response that names no outstanding
-    read from its source is dropped and counted. Throughput: an AR every 2 clocks; R beats at
-    one 8-byte word per clock. Bursts' R beats are not interleaved.
+    read from its source is dropped and counted. An AR first spends a clock in the address
+    stage (:func:`~rtl.ethx.address.address_stage`), where it is checked. Throughput: an AR
+    every 2 clocks; R beats at one 8-byte word per clock. Bursts' R beats are not interleaved.
 
     Members
     -------
@@ -96,13 +98,14 @@ class ReqRead(ConfiguredComponent):
         return m
 
     def _requests(self, m, freed):
-        cfg, ax, req = self.config, self.axi, self.req
+        cfg, req = self.config, self.req
         slots, acq = self._slots, self._acq
+        a = address_stage(m, cfg, self.axi, "ar", "ar_stage")
+        ar = a.p
         live = slots.live
-        user = user_layout(cfg)(ax.aruser)
-        node = user.node
-        bad = illegal(ax.araddr, ax.arlen, ax.arsize, ax.arburst, bus_bytes=cfg.data_width // 8)
-        local, waits, free, has_free = slots.admit(m, cfg, ax.arid, node, bad)
+        node = ar.user.node
+        local = ar.local
+        waits, free, has_free = slots.admit(m, ar.id, node, local)
         blocked = waits | ((acq & live) != 0) | self.hold
         m.d.comb += self.acquiring.eq((acq & live) != 0)
         step = Signal(_Step)
@@ -110,24 +113,24 @@ class ReqRead(ConfiguredComponent):
         header = Signal(request_header_layout)
         ext = Signal(extension_layout)
         m.d.comb += [
-            header.kind.eq(Kind.READ), header.ext.eq(1), header.order.eq(user.order),
-            header.id.eq(Mux(step == _Step.HEAD, free, slot)), header.len.eq(ax.arlen),
-            header.size.eq(ax.arsize), header.burst.eq(ax.arburst), header.addr.eq(ax.araddr[:32]),
-            ext.addr_hi.eq(ax.araddr[32:] if cfg.addr_width > 32 else 0),
-            ext.attrs.prot.eq(ax.arprot), ext.attrs.cache.eq(ax.arcache),
-            ext.attrs.lock.eq(ax.arlock), ext.attrs.qos.eq(ax.arqos),
-            ext.attrs.region.eq(ax.arregion),
-            req.p.node.eq(node), req.p.vc.eq(user.vc)]
+            header.kind.eq(Kind.READ), header.ext.eq(1), header.order.eq(ar.user.order),
+            header.id.eq(Mux(step == _Step.HEAD, free, slot)), header.len.eq(ar.len),
+            header.size.eq(ar.size), header.burst.eq(ar.burst), header.addr.eq(ar.addr[:32]),
+            ext.addr_hi.eq(ar.addr[32:] if cfg.addr_width > 32 else 0),
+            ext.attrs.prot.eq(ar.prot), ext.attrs.cache.eq(ar.cache),
+            ext.attrs.lock.eq(ar.lock), ext.attrs.qos.eq(ar.qos),
+            ext.attrs.region.eq(ar.region),
+            req.p.node.eq(node), req.p.vc.eq(ar.user.vc)]
         with m.Switch(step):
             with m.Case(_Step.HEAD):
-                with m.If(ax.arvalid & ~blocked & local):
-                    m.d.comb += ax.arready.eq(~self._local_valid)
+                with m.If(a.valid & ~blocked & local):
+                    m.d.comb += a.ready.eq(~self._local_valid)
                     with m.If(~self._local_valid):
                         m.d.comb += self._events[ReadCount.LOCAL].eq(1)
-                        m.d.sync += [self._local_valid.eq(1), self._local.id.eq(ax.arid),
-                                     self._local.beats.eq(ax.arlen + 1),
-                                     self._local.resp.eq(Mux(bad, Resp.SLVERR, Resp.DECERR))]
-                with m.Elif(ax.arvalid & ~blocked & has_free):
+                        m.d.sync += [self._local_valid.eq(1), self._local.id.eq(ar.id),
+                                     self._local.beats.eq(ar.len + 1),
+                                     self._local.resp.eq(Mux(ar.bad, Resp.SLVERR, Resp.DECERR))]
+                with m.Elif(a.valid & ~blocked & has_free):
                     m.d.comb += [req.valid.eq(1), req.p.data.eq(header), req.p.left.eq(2)]
                     with m.If(req.ready):
                         m.d.sync += [step.eq(_Step.EXT), slot.eq(free)]
@@ -135,10 +138,10 @@ class ReqRead(ConfiguredComponent):
                 m.d.comb += [req.valid.eq(1), req.p.data.eq(ext), req.p.left.eq(1),
                              req.p.last.eq(1)]
                 with m.If(req.ready):
-                    m.d.comb += [ax.arready.eq(1), self._events[ReadCount.READS].eq(1),
-                                 self._events[ReadCount.ACQUIRES].eq(user.order)]
-                    m.d.sync += [step.eq(_Step.HEAD), acq.bit_select(slot, 1).eq(user.order),
-                                 *slots.take(m, slot, ax.arid, node)]
+                    m.d.comb += [a.ready.eq(1), self._events[ReadCount.READS].eq(1),
+                                 self._events[ReadCount.ACQUIRES].eq(ar.user.order)]
+                    m.d.sync += [step.eq(_Step.HEAD), acq.bit_select(slot, 1).eq(ar.user.order),
+                                 *slots.take(m, slot, ar.id, node)]
         with m.If(freed.valid):
             m.d.sync += live.bit_select(freed.payload, 1).eq(0)
 

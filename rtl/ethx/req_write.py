@@ -8,7 +8,8 @@ from amaranth.lib.wiring import In, Out
 from ..config import ConfiguredComponent
 from ..counters import count_events
 from ..model.ethx import Kind
-from .burst import beat_words, container_strobes, first_lane, illegal, next_address
+from .address import address_stage
+from .burst import beat_words, container_strobes, first_lane, next_address
 from .config import EthxConfig
 from .layout import (
     NODE_BITS,
@@ -74,7 +75,9 @@ class ReqWrite(ConfiguredComponent):
     out once all its beats are buffered; its strobes are elided when they are exactly its
     beats' containers. The B carries the worst of the pieces' responses. With ``proxy``, a
     relaxed write is answered OKAY as soon as its beats are taken; a remote error then sets
-    ``proxy_error``, which the next release's B returns as SLVERR and clears.
+    ``proxy_error``, which the next release's B returns as SLVERR and clears. An AW first
+    spends a clock in the address stage (:func:`~rtl.ethx.address.address_stage`), where it
+    is checked.
 
     Members
     -------
@@ -136,32 +139,31 @@ class ReqWrite(ConfiguredComponent):
 
     def _aw(self, m, jobs):
         """AWs checked and given a slot."""
-        cfg, ax = self.config, self.axi
-        slots = self._slots
-        user = user_layout(cfg)(ax.awuser)
-        node = user.node
-        bad = illegal(ax.awaddr, ax.awlen, ax.awsize, ax.awburst, bus_bytes=cfg.data_width // 8)
-        local, waits, free, has_free = slots.admit(m, cfg, ax.awid, node, bad)
-        release_wait = user.order & (slots.live != 0)
+        cfg, slots = self.config, self._slots
+        a = address_stage(m, cfg, self.axi, "aw", "aw_stage")
+        aw = a.p
+        node, local = aw.user.node, aw.local
+        waits, free, has_free = slots.admit(m, aw.id, node, local)
+        release_wait = aw.user.order & (slots.live != 0)
         blocked = waits | self.acquiring | release_wait
         job = _job_layout(cfg)(jobs.w_data)
-        m.d.comb += [job.slot.eq(free), job.local.eq(local), job.addr.eq(ax.awaddr),
-                     job.id.eq(ax.awid), job.resp.eq(Mux(bad, Resp.SLVERR, Resp.DECERR)),
-                     job.len.eq(ax.awlen), job.size.eq(ax.awsize), job.burst.eq(ax.awburst),
-                     job.node.eq(node), job.vc.eq(user.vc), job.order.eq(user.order),
-                     job.attrs.prot.eq(ax.awprot), job.attrs.cache.eq(ax.awcache),
-                     job.attrs.lock.eq(ax.awlock), job.attrs.qos.eq(ax.awqos),
-                     job.attrs.region.eq(ax.awregion)]
+        m.d.comb += [job.slot.eq(free), job.local.eq(local), job.addr.eq(aw.addr),
+                     job.id.eq(aw.id), job.resp.eq(Mux(aw.bad, Resp.SLVERR, Resp.DECERR)),
+                     job.len.eq(aw.len), job.size.eq(aw.size), job.burst.eq(aw.burst),
+                     job.node.eq(node), job.vc.eq(aw.user.vc), job.order.eq(aw.user.order),
+                     job.attrs.prot.eq(aw.prot), job.attrs.cache.eq(aw.cache),
+                     job.attrs.lock.eq(aw.lock), job.attrs.qos.eq(aw.qos),
+                     job.attrs.region.eq(aw.region)]
         # A local answer takes no slot, but its ID's AXI order: it waits like a write does.
-        go = ax.awvalid & ~blocked & jobs.w_rdy & (local | has_free)
-        m.d.comb += [ax.awready.eq(go), jobs.w_en.eq(go)]
+        go = a.valid & ~blocked & jobs.w_rdy & (local | has_free)
+        m.d.comb += [a.ready.eq(go), jobs.w_en.eq(go)]
         with m.If(go & ~local):
-            m.d.sync += [*slots.take(m, free, ax.awid, node), self._made[free].eq(0),
+            m.d.sync += [*slots.take(m, free, aw.id, node), self._made[free].eq(0),
                          self._answered[free].eq(0), self._built.bit_select(free, 1).eq(0),
                          self._early.bit_select(free, 1).eq(0), self._worst[free].eq(0),
-                         self._release.bit_select(free, 1).eq(user.order)]
+                         self._release.bit_select(free, 1).eq(aw.user.order)]
         m.d.comb += [self._events[WriteCount.LOCAL].eq(go & local),
-                     self._events[WriteCount.RELEASES].eq(go & ~local & user.order)]
+                     self._events[WriteCount.RELEASES].eq(go & ~local & aw.user.order)]
 
     def _w(self, m, jobs, pieces, wdata, wstrb, bq):
         """W beats into pieces: words of the containers' lanes, 8 strobe bits a word."""

@@ -2,7 +2,7 @@
 
 from amaranth import Array, Cat, Signal
 
-from .layout import NODE_BITS, beyond_sources
+from .layout import NODE_BITS
 
 __all__ = ["Slots"]
 
@@ -17,13 +17,11 @@ class Slots:
         self.ids = Array(Signal(id_width, name=f"id{k}") for k in range(count))
         self.dests = Array(Signal(NODE_BITS, name=f"dest{k}") for k in range(count))
 
-    def admit(self, m, config, axid, node, bad):
-        """For a request of AXI ID ``axid`` to ``node`` that breaks a rule when ``bad``:
-        whether it is answered locally (``bad``, or a destination at or above ``sources``),
+    def admit(self, m, axid, node, local):
+        """For a request of AXI ID ``axid`` to ``node``, answered by the bridge when ``local``:
         whether it must wait for its ID's other destination (AXI order: an ID has outstanding
         requests to one destination at a time, and a local answer waits for all of them), the
         first free slot and whether there is one."""
-        local = bad | beyond_sources(node, config.sources)
         same = Cat(self.live[k] & (self.ids[k] == axid) for k in range(self.count))
         waits = Cat(same[k] & (local | (self.dests[k] != node))
                     for k in range(self.count)) != 0
@@ -31,7 +29,7 @@ class Slots:
         for k in reversed(range(self.count)):
             with m.If(~self.live[k]):
                 m.d.comb += free.eq(k)
-        return local, waits, free, ~self.live != 0
+        return waits, free, ~self.live != 0
 
     def take(self, m, slot, axid, node):
         """Statements that give ``slot`` to a request."""

@@ -1,0 +1,31 @@
+"""The requester's address stage: an AR or AW checked and registered before it is admitted."""
+
+from ..skid import SkidBuffer
+from .burst import illegal
+from .layout import address_layout, beyond_sources, user_layout
+
+__all__ = ["address_stage"]
+
+_FIELDS = ("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos", "region", "user")
+
+
+def address_stage(m, config, axi, channel, name):
+    """Feed ``axi``'s ``channel`` (``"ar"`` or ``"aw"``) through a
+    :class:`~rtl.skid.SkidBuffer` named ``name``, with the burst checks made on the way in
+    (:func:`~rtl.ethx.burst.illegal`, the destination against ``sources``), and return the
+    buffer's output stream of :func:`~rtl.ethx.layout.address_layout`.
+
+    The checks' arithmetic (4 KB crossing, WRAP rules) then ends at a register instead of in
+    front of the slot compares, and ``*ready`` is a flop. Latency: one clock; throughput: one
+    address per clock.
+    """
+    skid = m.submodules[name] = SkidBuffer(address_layout(config))
+    p = skid.i.p
+    f = {k: getattr(axi, f"{channel}{k}") for k in _FIELDS}
+    bad = illegal(f["addr"], f["len"], f["size"], f["burst"], bus_bytes=config.data_width // 8)
+    node = user_layout(config)(f["user"]).node
+    m.d.comb += [getattr(p, k).eq(v) for k, v in f.items()]
+    m.d.comb += [p.bad.eq(bad), p.local.eq(bad | beyond_sources(node, config.sources)),
+                 skid.i.valid.eq(getattr(axi, f"{channel}valid")),
+                 getattr(axi, f"{channel}ready").eq(skid.i.ready)]
+    return skid.o
