@@ -1,11 +1,11 @@
 """A two-entry stream buffer that cuts every combinational path through a valid/ready
-handshake."""
+handshake, and the one-register pipeline stage."""
 
 from amaranth import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["SkidBuffer"]
+__all__ = ["SkidBuffer", "register_stage"]
 
 
 class SkidBuffer(wiring.Component):
@@ -63,3 +63,15 @@ class SkidBuffer(wiring.Component):
         with m.Elif(pop & ~push):
             m.d.sync += [full.eq(0), self.o.valid.eq(full)]
         return m
+
+
+def register_stage(m, i, o):
+    """Make ``o`` a register stage after stream ``i``: ``o.valid`` is a flop, ``i.ready`` is
+    ``~o.valid | o.ready`` (a combinational path from ``o.ready``, unlike
+    :class:`SkidBuffer`). Returns the condition under which the caller loads ``o``'s payload
+    (``with m.If(register_stage(m, i, o)): m.d.sync += ...``), so that the payload can be
+    worked out on the way in. Latency: one clock; throughput: one transfer per clock."""
+    m.d.comb += i.ready.eq(~o.valid | o.ready)
+    with m.If(i.ready):
+        m.d.sync += o.valid.eq(i.valid)
+    return i.ready

@@ -18,8 +18,8 @@ Five scenarios:
 - ``ethx``: two ETH-X bridges over line-rate Ethernet channels (:mod:`sim.ethx_system`): random
   AXI4 accesses of every burst type from four workers on each GPU at once
   (``SIM_ETHX_ACCESSES`` each), every read and both memories checked, then the release litmus
-  and the message-passing litmus with acquire (``SIM_ETHX_ROUNDS`` rounds each), with frames, wire bytes, bytes per clock and the serving
-  sides' counters.
+  and the message-passing litmus with acquire (``SIM_ETHX_ROUNDS`` rounds each), with frames,
+  wire bytes, bytes per clock and the serving sides' counters.
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
 ``SIM_SCENARIOS=a,b`` runs only those scenarios, ``SEED=n`` reproduces a run, ``WAVES=1``

@@ -6,7 +6,8 @@ from .layout import address_layout, beyond_sources, user_layout
 
 __all__ = ["address_stage"]
 
-_FIELDS = ("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos", "region", "user")
+#: What the stage works out rather than copies from the channel.
+_CHECKS = ("bad", "local")
 
 
 def address_stage(m, config, axi, channel, name):
@@ -19,9 +20,10 @@ def address_stage(m, config, axi, channel, name):
     front of the slot compares, and ``*ready`` is a flop. Latency: one clock; throughput: one
     address per clock.
     """
-    skid = m.submodules[name] = SkidBuffer(address_layout(config))
+    layout = address_layout(config)
+    skid = m.submodules[name] = SkidBuffer(layout)
     p = skid.i.p
-    f = {k: getattr(axi, f"{channel}{k}") for k in _FIELDS}
+    f = {k: getattr(axi, f"{channel}{k}") for k, _ in layout if k not in _CHECKS}
     bad = illegal(f["addr"], f["len"], f["size"], f["burst"], bus_bytes=config.data_width // 8)
     node = user_layout(config)(f["user"]).node
     m.d.comb += [getattr(p, k).eq(v) for k, v in f.items()]

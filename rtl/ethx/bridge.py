@@ -148,18 +148,24 @@ class EthxBridge(ConfiguredComponent):
         sides = []
         for name, side, chosen in (("read_answers", b.reads.rsp, ~current),
                                    ("write_answers", b.writes.rsp, current)):
-            skid = m.submodules[f"{name}_skid"] = SkidBuffer(rsp.payload.shape())
+            skid = _skid(m, name, rsp.payload.shape())
             connect(m, skid.o, side)
             m.d.comb += [skid.i.payload.eq(rsp.payload), skid.i.valid.eq(rsp.valid & chosen)]
             sides.append(skid.i.ready & chosen)
         m.d.comb += rsp.ready.eq(sides[0] | sides[1])
 
 
+def _skid(m, name, shape):
+    """A :class:`~rtl.skid.SkidBuffer` of ``shape`` added to ``m`` as ``{name}_skid``."""
+    skid = m.submodules[f"{name}_skid"] = SkidBuffer(shape)
+    return skid
+
+
 def _cut(m, name, src, dst=None):
     """Join stream ``src`` to ``dst`` through a :class:`~rtl.skid.SkidBuffer` ``name``, so that
     no combinational path runs from one block into the next (one clock more); without ``dst``,
     return the buffer's output."""
-    skid = m.submodules[f"{name}_skid"] = SkidBuffer(src.payload.shape())
+    skid = _skid(m, name, src.payload.shape())
     connect(m, src, skid.i)
     if dst is None:
         return skid.o

@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import ConfiguredComponent
 from ..counters import count_events
+from ..skid import register_stage
 from .burst import illegal, record_words
 from .comp_read import CompRead, read_job_layout
 from .comp_write import CompWrite, write_answer_layout, write_job_layout
@@ -139,19 +140,16 @@ class Completer(ConfiguredComponent):
         too_long = head.write & (record_words(head.len, head.size) > DATA_WORDS)
         bad = illegal(head.addr, head.len, head.size, head.burst,
                       bus_bytes=cfg.data_width // 8) | too_wide | too_long
-        m.d.comb += i.ready.eq(~o.valid | o.ready)
-        with m.If(i.ready):
-            m.d.sync += [o.valid.eq(i.valid), o.p.item.eq(i.payload), o.p.stale.eq(stale),
+        with m.If(register_stage(m, i, o)):
+            m.d.sync += [o.p.item.eq(i.payload), o.p.stale.eq(stale),
                          o.p.denied.eq(~stale & ~allowed), o.p.bad.eq(~stale & allowed & bad)]
         return o
 
     def _intake(self, m, read_jobs, answers, write_jobs, wdata, wstrb):
         cfg, mem = self.config, self.mem
         checked = self._checked(m)
-        req = stream.Signature(request_item_layout).create(path=("taken",))
-        m.d.comb += [req.payload.eq(checked.p.item), req.valid.eq(checked.valid),
-                     checked.ready.eq(req.ready)]
-        head = req.payload.head
+        req, item = checked, checked.p.item
+        head = item.head
         step = Signal(_Step)
         stale, denied, bad = checked.p.stale, checked.p.denied, checked.p.bad
         refuse = stale | denied | bad
@@ -197,13 +195,13 @@ class Completer(ConfiguredComponent):
                              events[CompleterCount.DENIED].eq(took & denied),
                              events[CompleterCount.ILLEGAL].eq(took & bad)]
             with m.Case(_Step.DATA):
-                word = req.payload.word
-                fifo_ok = Mux(req.payload.strobe, wstrb.w_rdy, wdata.w_rdy) | ~keep
+                word = item.word
+                fifo_ok = Mux(item.strobe, wstrb.w_rdy, wdata.w_rdy) | ~keep
                 m.d.comb += [wdata.w_data.eq(word), wstrb.w_data.eq(word),
-                             wdata.w_en.eq(req.valid & keep & ~req.payload.strobe & fifo_ok),
-                             wstrb.w_en.eq(req.valid & keep & req.payload.strobe & fifo_ok),
+                             wdata.w_en.eq(req.valid & keep & ~item.strobe & fifo_ok),
+                             wstrb.w_en.eq(req.valid & keep & item.strobe & fifo_ok),
                              req.ready.eq(fifo_ok)]
-                with m.If(req.valid & fifo_ok & req.payload.last):
+                with m.If(req.valid & fifo_ok & item.last):
                     m.d.sync += step.eq(Mux(keep, _Step.DONE, _Step.HEAD))
             with m.Case(_Step.DONE):
                 m.d.comb += write_jobs.w_en.eq(1)

@@ -53,10 +53,11 @@ class Compress(ConfiguredComponent):
         held = Signal(record_word_layout)       # the header, until its extension is seen
         # The destination's state, read when its header is taken, so that the extension's
         # compare starts from flops.
-        index = Signal(range(cfg.sources))
         key, known_key = Signal(extension_layout), Signal()
         gen_now, gen_next = Signal(3), Signal(3)
-        local, left_less = Signal(), Signal.like(held.left)
+        left_less = Signal.like(held.left)
+        index = node_index(held.node, cfg.sources)
+        local = ~beyond_sources(held.node, cfg.sources)
         came = node_index(i.p.node, cfg.sources)
         word = Signal(2)                        # 0: a header comes, 1: its extension, 2: body
         hit = local & known_key & (key.as_value() == i.p.data)
@@ -67,9 +68,8 @@ class Compress(ConfiguredComponent):
                      # ext and gen in the header word [README §2.1]
                      out_header.data.eq(held.data & ~_EXT_GEN | gen << _GEN_AT | ~hit << _EXT_AT)]
         with m.If((word == 0) & i.valid):
-            m.d.sync += [index.eq(came), key.eq(keys[came]), known_key.eq(known.bit_select(came, 1)),
+            m.d.sync += [key.eq(keys[came]), known_key.eq(known.bit_select(came, 1)),
                          gen_now.eq(gens[came]), gen_next.eq(gens[came] + 1),
-                         local.eq(~beyond_sources(i.p.node, cfg.sources)),
                          left_less.eq(i.p.left - 1)]
         with m.Switch(word):
             with m.Case(0):

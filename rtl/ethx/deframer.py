@@ -163,17 +163,17 @@ class EthxDeframer(ConfiguredComponent):
         with m.If(keep_row & ~i.p.last):
             m.d.sync += r.eq(r + 1)
 
-        # The frame's end, registered; it is classified and queued the clock after.
-        end = Signal(data.StructLayout({"header": eth_header_layout, "length": len(total),
-                                        "rows": len(r), "broke": 1, "user": 1}))
+        # The frame's end, registered; it is classified and queued the clock after, while
+        # ``header`` still holds its headers (no frame begins in that clock: ``ending``).
+        end = Signal(data.StructLayout({"length": len(total), "rows": len(r), "broke": 1,
+                                        "user": 1}))
         with m.If(take & i.p.last):
-            m.d.sync += [end.header.eq(now), end.length.eq(total), end.rows.eq(r + keep_row),
+            m.d.sync += [end.length.eq(total), end.rows.eq(r + keep_row),
                          end.broke.eq(broke | bad_keep), end.user.eq(user | i.p.user)]
         p = Signal(_pending_layout(cfg, rows))
         m.d.comb += [pending.w_data.eq(p), pending.w_en.eq(ending), p.rows.eq(end.rows),
-                     p.node.eq(Cat(end.header.sa_lo, end.header.sa_hi)),
-                     p.vc.eq(end.header.link.vc)]
-        self._classify(m, p, end.header, end.length, end.broke, end.user)
+                     p.node.eq(Cat(header.sa_lo, header.sa_hi)), p.vc.eq(header.link.vc)]
+        self._classify(m, p, header, end.length, end.broke, end.user)
         return pending
 
     def _classify(self, m, p, hdr, length, broke, user):

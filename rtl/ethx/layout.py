@@ -170,8 +170,8 @@ response_item_layout = data.StructLayout({
 })
 
 
-#: A received record word with what it would mean as a record's header word, worked out a clock
-#: ahead (:class:`~rtl.ethx.sizes.HeaderSizes`): the words after the header and extension
+#: A received record word with what it would mean as a record's header word, worked out two
+#: clocks ahead (:class:`~rtl.ethx.sizes.HeaderSizes`): the words after the header and extension
 #: (``body``), a WRITE's data words, and the header's faults.
 sized_word_layout = data.StructLayout({
     "word": record_word_layout, "body": 13, "data_words": 13,
@@ -195,12 +195,19 @@ parse_counts = data.ArrayLayout(32, len(ParseCount))
 
 # --- AXI4 ------------------------------------------------------------------------------------
 
+def _address_fields(addr_width, id_width):
+    """The fields of an AR or AW channel (AMBA AXI4 names without the ``ar``/``aw`` prefix)
+    and their widths, besides ``user``, ``valid`` and ``ready``."""
+    return {"id": id_width, "addr": addr_width, "len": 8, "size": 3, "burst": 2, "lock": 1,
+            "cache": 4, "prot": 3, "qos": 4, "region": 4}
+
+
 def _axi4_members(addr_width, data_width, id_width, user_width, channels):
     members = {}
     for ch in channels:
-        members.update({f"{ch}{name}": Out(width) for name, width in (
-            ("id", id_width), ("addr", addr_width), ("len", 8), ("size", 3), ("burst", 2),
-            ("lock", 1), ("cache", 4), ("prot", 3), ("qos", 4), ("region", 4), ("valid", 1))})
+        members.update({f"{ch}{name}": Out(width)
+                        for name, width in _address_fields(addr_width, id_width).items()})
+        members[f"{ch}valid"] = Out(1)
         members[f"{ch}ready"] = In(1)
         if user_width:
             members[f"{ch}user"] = Out(user_width)
@@ -243,10 +250,8 @@ def user_layout(config):
 #: and the checks made before the register: ``bad`` (a burst the bridge cannot carry) and
 #: ``local`` (``bad``, or a destination at or above ``sources``: answered by the bridge).
 def address_layout(config):
-    return data.StructLayout({
-        "id": config.id_width, "addr": config.addr_width, "len": 8, "size": 3, "burst": 2,
-        "lock": 1, "cache": 4, "prot": 3, "qos": 4, "region": 4, "user": user_layout(config),
-        "bad": 1, "local": 1})
+    return data.StructLayout({**_address_fields(config.addr_width, config.id_width),
+                              "user": user_layout(config), "bad": 1, "local": 1})
 
 
 class Resp(enum.Enum, shape=2):

@@ -45,7 +45,7 @@ class RecordParse(ConfiguredComponent):
     before it stand, as in the golden model); no part of a too-long record is passed on.
 
     Throughput: one word per clock, and one clock more per request for its header item.
-    Latency: each word first spends a clock in :class:`~rtl.ethx.sizes.HeaderSizes`; then a
+    Latency: each word first spends two clocks in :class:`~rtl.ethx.sizes.HeaderSizes`; then a
     response word passes in the clock it comes, and a request's header item comes out the clock
     after its header (or extension) word. A stalled output stalls the input.
 

@@ -5,6 +5,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..skid import register_stage
 from .burst import record_words, strobe_words
 from .layout import (
     LEFT_BITS,
@@ -83,11 +84,10 @@ class HeaderSizes(wiring.Component):
                 m.d.comb += malformed.eq((wr.zero0 != 0) | (wr.zero != 0))
         unknown = kind > Kind.WRITE_RESP.value
         room = Signal(LEFT_BITS + 1)
-        m.d.comb += [room.eq(i.p.left - 1 - (rq.ext & request)),
-                     i.ready.eq(~mid.valid | mid.ready)]
-        with m.If(i.ready):
+        m.d.comb += room.eq(i.p.left - 1 - (rq.ext & request))
+        with m.If(register_stage(m, i, mid)):
             m.d.sync += [
-                mid.valid.eq(i.valid), p.word.eq(i.p), p.kind.eq(kind),
+                p.word.eq(i.p), p.kind.eq(kind),
                 p.data_words.eq(record_words(rq.len, rq.size)),
                 p.strobe_words.eq(Mux(rq.strb, strobe_words(rq.len, rq.size), 0)),
                 p.read_words.eq(Mux(rd.nodata, 0, record_words(rd.count, rd.size))),
@@ -104,10 +104,9 @@ class HeaderSizes(wiring.Component):
             with m.Case(Kind.READ_DATA):
                 m.d.comb += body.eq(p.read_words)
         good = ~p.unknown & ~p.malformed
-        m.d.comb += mid.ready.eq(~o.valid | o.ready)
-        with m.If(mid.ready):
+        with m.If(register_stage(m, mid, o)):
             m.d.sync += [
-                o.valid.eq(mid.valid), o.p.word.eq(p.word), o.p.body.eq(body),
+                o.p.word.eq(p.word), o.p.body.eq(body),
                 o.p.data_words.eq(p.data_words), o.p.unknown.eq(p.unknown),
                 o.p.malformed.eq(p.malformed),
                 o.p.truncated.eq(good & (p.short | (body > p.room))),
