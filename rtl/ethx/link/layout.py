@@ -1,0 +1,180 @@
+"""Layouts, enums and signatures the lossless link's blocks share: the only copy of each. The
+formats are README §1; the numbers are :mod:`rtl.model.ethx_link`'s."""
+
+import enum as py_enum
+
+from amaranth import Mux
+from amaranth.lib import data, enum
+
+from ..layout import eth_beat_layout, eth_stream
+from .config import LinkConfig
+
+__all__ = [
+    "COUNT_BITS", "LINK_ETHERTYPE", "CONTROL_DA", "Ctl", "LinkRxCount", "LinkTxCount", "RxState",
+    "TxState", "CAPTURE_FROM", "Class", "capture_layout", "control_layout", "rx_beat_layout", "verdict_layout", "ctl_event_layout", "default_settings", "eth_beat_layout",
+    "eth_stream", "link_vc", "link_word_layout", "rx_counts", "settings_layout", "tx_counts",
+]
+
+LINK_ETHERTYPE = 0x88B6                 # [README §1] [ours] link-control frames
+CONTROL_DA = bytes([3, 0, 0, 0, 0, 1])  # [README §1] [ours] a locally administered group address
+COUNT_BITS = 20                         # [UEC 1.0 §5.2] cyclic credit counters
+MAX_VCS = 8
+
+#: The link word after byte 16 of an eligible frame [README §1].
+link_word_layout = data.StructLayout({"seq": 20, "zero": 44})
+
+
+class Ctl(enum.Enum, shape=8):
+    """Kinds of link-control frame (byte 14) [README §1]."""
+    NONE = 0
+    ACK = 1
+    NACK = 2
+    INIT = 3
+    INIT_ECHO = 4
+    CF_UPDATE = 16
+    CC_UPDATE = 17
+
+
+#: A link-control frame, 64 bytes before its FCS [README §1]; byte ``k`` in bits ``8k+7:8k``.
+control_layout = data.StructLayout({
+    "da": 48,
+    "sa_prefix": 32, "sa_hi": 8, "sa_lo": 8,
+    "type_hi": 8, "type_lo": 8,
+    "kind": Ctl,
+    "zero0": 8,
+    "word": link_word_layout,            # the sequence number, or a CC_UPDATE's link word
+    "counts": data.ArrayLayout(32, MAX_VCS),
+    "zero1": 64,
+})
+
+#: A link-control message between the receive side and the blocks it concerns.
+ctl_event_layout = data.StructLayout({"kind": Ctl, "seq": 20})
+
+
+#: Bytes 8 .. 55 of a received frame, taken as they pass: where every field the link reads is.
+capture_layout = data.StructLayout({
+    "sa": 16, "sa_hi": 8, "sa_lo": 8,       # bytes 8 .. 11: the SA's last four bytes
+    "type_hi": 8, "type_lo": 8,
+    "b14": 8,                               # a data frame's link-header byte with its VC, or a kind
+    "b15": 8,
+    "word": link_word_layout,
+    "counts": data.ArrayLayout(32, MAX_VCS),
+})
+CAPTURE_FROM = 8                            # the frame byte ``capture_layout`` starts at
+
+
+class Class(enum.Enum, shape=3):
+    """What a received frame is [README §1]."""
+    BAD = 0         # the MAC's error, a length rule, or its FCS
+    FOREIGN = 1     # good FCS, but neither ours nor the link's
+    DATA = 2        # a bridge frame: eligible
+    CC = 3          # CC_UPDATE: eligible
+    CONTROL = 4     # ACK, NACK, INIT, INIT_ECHO, CF_UPDATE
+
+
+def link_vc(field, vcs):
+    """The link VC of a bridge frame whose link header names VC ``field``: VCs at or above
+    ``vcs`` share the last one [ours]."""
+    return Mux(field >= vcs, vcs - 1, field)
+
+
+def verdict_layout(config):
+    """A received frame, judged once its FCS is checked: its class, the link word's sequence
+    number (or a control frame's), the bridge frame's bytes, its VC, a control kind and a
+    CF/CC_UPDATE's counts."""
+    return data.StructLayout({
+        "cls": Class, "kind": Ctl, "seq": COUNT_BITS, "bytes": range(config.max_frame_bytes + 1),
+        "vc": range(max(2, config.vcs)), "counts": data.ArrayLayout(COUNT_BITS, config.vcs),
+    })
+
+
+def rx_beat_layout(config):
+    """A received beat on its way to the receive buffer: ``store`` is clear on the link
+    word's beats; ``verdict`` is valid with ``last``."""
+    return data.StructLayout({"data": config.eth_width, "last": 1, "store": 1,
+                              "verdict": verdict_layout(config)})
+
+
+class TxState(enum.Enum, shape=3):
+    """The LLR transmitter's state [README §3.2]."""
+    OFF = 0
+    INIT = 1
+    ADVANCE = 2
+    REPLAY = 3
+    FLUSH = 4
+
+
+class RxState(enum.Enum, shape=2):
+    """The LLR receiver's state [README §3.1]."""
+    OFF = 0
+    SEND_ACKS = 1
+    NACK_SENT = 2
+
+
+class LinkTxCount(py_enum.IntEnum):
+    """Transmitter counters (32-bit, wrapping) [README §5]; ``PEAK_REPLAY`` is a maximum."""
+    TX_OK = 0
+    TX_REPLAYED = 1
+    TX_REPLAY_NACK = 2
+    TX_REPLAY_TIMER = 3
+    TX_FLUSHED = 4
+    ACK_RX = 5
+    NACK_RX = 6
+    INIT_ECHO_RX = 7
+    ACK_NACK_SEQ_ERROR = 8
+    INIT_TX = 9
+    CC_TX = 10
+    CF_RX = 11
+    CREDIT_ERROR = 12
+    PEAK_REPLAY = 13
+
+
+class LinkRxCount(py_enum.IntEnum):
+    """Receiver counters (32-bit, wrapping) [README §5]."""
+    RX_OK = 0
+    RX_DUPLICATE = 1
+    RX_MISSING = 2
+    RX_BAD = 3
+    RX_DISCARD = 4
+    RX_OVERFLOW = 5
+    RX_FOREIGN = 6
+    ACK_TX = 7
+    NACK_TX = 8
+    INIT_RX = 9
+    INIT_ECHO_TX = 10
+    CF_TX = 11
+    CC_RX = 12
+
+
+tx_counts = data.ArrayLayout(32, len(LinkTxCount))
+rx_counts = data.ArrayLayout(32, len(LinkRxCount))
+
+
+def settings_layout(config):
+    """The link's run-time settings (README §3-4), a port so that tests and management change
+    them without a rebuild: clocks, bytes and credits."""
+    return data.StructLayout({
+        "replay_timeout": 16,       # clocks without progress before everything kept is replayed
+        "replay_max": 8,            # replays without progress before FLUSH
+        "init_period": 16,          # clocks between INITs
+        "down_max": 16,             # clocks down before FLUSH
+        "ack_bytes": 16,            # accepted bytes per ACK (UEC default 2048)
+        "ack_delay": 16,            # clocks an accepted frame waits for its ACK at most
+        "cf_bytes": 16,             # freed bytes per CF_UPDATE
+        "cf_period": 16,            # clocks between CF_UPDATEs anyway
+        "cc_period": 16,            # clocks between CC_UPDATEs (0: none)
+        "limits": data.ArrayLayout(COUNT_BITS, config.vcs),   # S_CL per VC
+        "port_limit": COUNT_BITS,
+    })
+
+
+def default_settings(config):
+    """Settings for a link whose round trip is a few hundred clocks [ours]: every VC may use
+    the whole receive buffer, and so may the port."""
+    assert isinstance(config, LinkConfig)
+    return {
+        "replay_timeout": 2000, "replay_max": 8, "init_period": 256, "down_max": 20000,
+        "ack_bytes": 2048, "ack_delay": 64, "cf_bytes": 2048, "cf_period": 512,
+        "cc_period": 4096,
+        "limits": [config.rx_credits] * config.vcs, "port_limit": config.rx_credits,
+    }

@@ -1,0 +1,96 @@
+"""The lossless link's receive side: frames from the wire to the bridge, control messages to
+the transmit side."""
+
+from amaranth import Module
+from amaranth.lib import data
+from amaranth.lib.wiring import In, Out, connect
+
+from ...config import ConfiguredComponent
+from .config import LinkConfig
+from .credit_rx import CreditRx
+from .layout import COUNT_BITS, Class, Ctl, RxState, eth_stream, rx_counts, settings_layout
+from .llr_rx import LlrRx
+from .rx_check import RxCheck
+from .rx_store import RxStore
+
+__all__ = ["LinkRx", "ctl_in_layout", "rx_requests_layout"]
+
+#: The control messages the receive side asks the control sender for (or that it took).
+rx_requests_layout = data.StructLayout({"ack": 1, "nack": 1, "echo": 1, "cf": 1})
+
+
+def ctl_in_layout(config):
+    """A received control message for the transmit side: ACK, NACK, INIT_ECHO (``seq``) or
+    CF_UPDATE (``counts``); valid for one clock."""
+    return data.StructLayout({"valid": 1, "kind": Ctl, "seq": COUNT_BITS,
+                              "counts": data.ArrayLayout(COUNT_BITS, config.vcs)})
+
+
+class LinkRx(ConfiguredComponent):
+    """``i`` (the wire) → :class:`RxCheck` → :class:`RxStore` → ``o`` (the bridge), with the
+    :class:`LlrRx` judging every frame and the :class:`CreditRx` counting credits (README
+    §3.1, §4).
+
+    Latency: a frame reaches ``o`` a few clocks after its last beat arrived (store and
+    forward: the FCS decides). Throughput: one beat per clock in and out.
+
+    Members
+    -------
+    i : ``In(eth_stream(eth_width))``; o : ``Out(eth_stream(eth_width))``
+    ctl : ``Out(ctl_in_layout(config))``
+        ACK, NACK, INIT_ECHO and CF_UPDATE as they arrive (good FCS), for the transmit side.
+    want : ``Out(rx_requests_layout)``; sent : ``In(rx_requests_layout)``
+        Control frames this side asks for; the control sender's pulses as it takes them.
+    last_good, echo_seq : ``Out(seq_bits)``; r_cf : ``Out(ArrayLayout(20, vcs))``
+        What they carry.
+    settings : ``In(settings_layout(config))``
+    state : ``Out(RxState)``; expected : ``Out(seq_bits)``; counts : ``Out(rx_counts)``
+    """
+
+    config_class = LinkConfig
+
+    def __init__(self, config):
+        super().__init__(config, lambda c: {
+            "i": In(eth_stream(c.eth_width)), "o": Out(eth_stream(c.eth_width)),
+            "ctl": Out(ctl_in_layout(c)),
+            "want": Out(rx_requests_layout), "sent": In(rx_requests_layout),
+            "last_good": Out(c.seq_bits), "echo_seq": Out(c.seq_bits),
+            "r_cf": Out(data.ArrayLayout(COUNT_BITS, c.vcs)),
+            "settings": In(settings_layout(c)),
+            "state": Out(RxState), "expected": Out(c.seq_bits), "counts": Out(rx_counts),
+        })
+
+    def elaborate(self, platform):
+        cfg, s = self.config, self.settings
+        m = Module()
+        m.submodules.check = check = RxCheck(cfg)
+        m.submodules.store = store = RxStore(cfg)
+        m.submodules.llr = llr = LlrRx(cfg)
+        m.submodules.credit = credit = CreditRx(cfg)
+        connect(m, check.o, store.i)
+        v = store.verdict
+        m.d.comb += [
+            self.i.ready.eq(check.i.ready), check.i.valid.eq(self.i.valid),
+            check.i.payload.eq(self.i.payload),
+            self.o.valid.eq(store.o.valid), self.o.payload.eq(store.o.payload),
+            store.o.ready.eq(self.o.ready),
+            llr.judge.eq(store.judge), llr.verdict.eq(v), llr.room.eq(store.room),
+            store.accept.eq(llr.accept),
+            llr.ack_bytes.eq(s.ack_bytes), llr.ack_delay.eq(s.ack_delay),
+            credit.judge.eq(store.judge), credit.accept.eq(llr.accept), credit.cls.eq(v.cls),
+            credit.vc.eq(v.vc), credit.nbytes.eq(v.bytes), credit.counts.eq(v.counts),
+            credit.freed.eq(store.freed),
+            credit.cf_bytes.eq(s.cf_bytes), credit.cf_period.eq(s.cf_period),
+            self.want.ack.eq(llr.want.ack), self.want.nack.eq(llr.want.nack),
+            self.want.echo.eq(llr.want.echo), self.want.cf.eq(credit.want),
+            llr.sent.ack.eq(self.sent.ack), llr.sent.nack.eq(self.sent.nack),
+            llr.sent.echo.eq(self.sent.echo), credit.sent.eq(self.sent.cf),
+            llr.cf_sent.eq(self.sent.cf),
+            self.last_good.eq(llr.last_good), self.echo_seq.eq(llr.echo_seq),
+            self.r_cf.eq(credit.r_cf),
+            self.state.eq(llr.state), self.expected.eq(llr.expected), self.counts.eq(llr.counts),
+        ]
+        to_tx = (store.judge & (v.cls == Class.CONTROL) & (v.kind != Ctl.INIT))
+        m.d.sync += [self.ctl.valid.eq(to_tx), self.ctl.kind.eq(v.kind), self.ctl.seq.eq(v.seq),
+                     self.ctl.counts.eq(v.counts)]
+        return m
