@@ -37,7 +37,8 @@ class TB:
         self.settings = dict(default_settings(self.config), cf_bytes=1500, cf_period=0,
                              ack_bytes=3000, ack_delay=200)
         self.llr = model.LlrRx(seq_bits=self.config.seq_bits, ack_bytes=self.settings["ack_bytes"],
-                               ack_delay=self.settings["ack_delay"])
+                               ack_delay=self.settings["ack_delay"],
+                               ack_in_nack_sent=True)
         self.credit = model.CreditReceiver(vcs=self.config.vcs,
                                            credit_size=self.config.credit_size,
                                            overhead=self.config.pkt_overhead)

@@ -31,7 +31,7 @@ from rtl.model.ethx import ETHERTYPE, HEADER_BYTES, WORD, fcs_of, mac, node_of
 
 __all__ = [
     "CONTROL_BYTES", "CONTROL_DA", "COUNT_BITS", "FCS_BYTES", "LINK_ETHERTYPE", "LINK_WORD_AT",
-    "MAX_VCS", "MIN_BYTES", "SEQ_BITS",
+    "MAX_VCS", "MIN_BYTES", "RX_COUNTERS", "SEQ_BITS", "TX_COUNTERS",
     "Class", "Ctl", "CreditReceiver", "CreditSender", "Fate", "LlrRx", "LlrTx", "ModelLink",
     "Received", "RxState", "SeqClass", "TxState", "Why",
     "classify", "encode_control", "goodput_bound", "max_wire_bytes", "pkt_credits",

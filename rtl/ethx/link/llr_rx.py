@@ -89,7 +89,7 @@ class LlrRx(ConfiguredComponent):
                          self.echo_seq.eq(v.seq[:bits]), want.nack.eq(0), want.ack.eq(0)]
         with m.Elif(self.sent.echo):
             m.d.sync += want.echo.eq(0)
-        self._pace(m, duplicate & (state == RxState.SEND_ACKS), nack | init)
+        self._pace(m, duplicate & synced, nack | init)
         count_events(m, self.counts, {
             LinkRxCount.RX_OK: self.accept,
             LinkRxCount.RX_DUPLICATE: duplicate & synced,
@@ -123,7 +123,7 @@ class LlrRx(ConfiguredComponent):
             age.eq(Mux(waiting & ~gone & (age != 0xFFFF), age + 1, Mux(waiting & ~gone, age, 0))),
         ]
         due = waiting & ((age + 1 >= self.ack_delay) | (owed >= self.ack_bytes))
-        ask = (due | duplicate) & (self.state == RxState.SEND_ACKS) & ~gone & ~want.nack
+        ask = ((due & (self.state == RxState.SEND_ACKS)) | duplicate) & ~gone & ~want.nack
         with m.If(ask):
             m.d.sync += want.ack.eq(1)
         with m.Elif(sent.ack | cancel):
