@@ -37,9 +37,12 @@ def words_of(data):
 class EthxEnv:
     """The configuration the harness passed, a generator seeded by cocotb's seed, a 2 ns clock."""
 
+    #: The configuration class the harness passed (the link's blocks use another).
+    config_class = EthxConfig
+
     def __init__(self, dut):
         self.dut = dut
-        self.config = EthxConfig.from_env()
+        self.config = self.config_class.from_env()
         self.rng = random.Random(cocotb.RANDOM_SEED)
         Clock(dut.clk, CLOCK_NS, unit="ns").start()
 

@@ -3,34 +3,30 @@ that replays like a go-back-N transmitter, with bad, missing, duplicate, foreign
 frames among them; the frames accepted, the counters, the control messages asked for and the
 credit counts checked against the golden model rtl/model/ethx_link.py."""
 
-import random
-
 import cocotb
-from cocotb.clock import Clock
 import pytest
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.layout import (
-    LinkRxCount, default_settings, eth_beat_layout, settings_layout,
+    LinkRxCount, ctl_in_layout, ctl_requests_layout, default_settings, eth_beat_layout, settings_layout,
 )
-from rtl.ethx.link.link_rx import LinkRx, ctl_in_layout
+from rtl.ethx.link.link_rx import LinkRx
 from rtl.model import ethx as bridge_model
 from rtl.model import ethx_link as model
 from sim import harness
 from rtl.model.ethx_link import Ctl
-from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses, reset
+from sim.ethx_env import EthxEnv
+from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses
 
 TIMEOUT_US = 4000
-CLOCK_NS = 2
 
 
-class TB:
+class TB(EthxEnv):
+    config_class = LinkConfig
+
     def __init__(self, dut):
-        self.dut = dut
-        self.config = LinkConfig.from_env()
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        Clock(dut.clk, CLOCK_NS, unit="ns").start()
+        super().__init__(dut)
         layout = eth_beat_layout(self.config.eth_width)
         self.source = LayoutSource(dut, "i", layout, dut.clk, dut.rst)
         self.sink = LayoutSink(dut, "o", layout, dut.clk, dut.rst)
@@ -60,7 +56,7 @@ class TB:
     async def start(self):
         self.apply_settings()
         self.dut.sent.value = 0
-        await reset(self.dut)
+        await self.reset()
         cocotb.start_soon(self._take())
         cocotb.start_soon(self._watch())
 
@@ -69,19 +65,18 @@ class TB:
         dut = self.dut
         while True:
             await RisingEdge(dut.clk)
-            want = dut.want.value.to_unsigned()
-            pulse = 0
-            if int(dut.sent.value):         # a request taken clears the clock after
-                want = 0
-            if want and self.rng.random() >= self.take_pause:
-                for bit, name in enumerate(("ack", "nack", "echo", "cf")):
-                    if want >> bit & 1:
-                        pulse = 1 << bit
+            want = ctl_requests_layout.from_bits(dut.want.value.to_unsigned())
+            pulse = {}
+            busy = int(dut.sent.value)      # a request taken clears the clock after
+            if not busy and self.rng.random() >= self.take_pause:
+                for name in ("echo", "nack", "ack", "cf"):      # the control sender's order
+                    if getattr(want, name):
+                        pulse = {name: 1}
                         value = {"ack": dut.last_good, "nack": dut.last_good,
                                  "echo": dut.echo_seq, "cf": dut.r_cf}[name].value.to_unsigned()
                         self.taken.append((name, value))
                         break
-            dut.sent.value = pulse
+            dut.sent.value = ctl_requests_layout.const(pulse).as_bits()
 
     async def _watch(self):
         dut = self.dut
@@ -154,14 +149,10 @@ class TB:
                 break
         await ClockCycles(self.dut.clk, 20)
 
-    def counts(self):
-        value = self.dut.counts.value.to_unsigned()
-        return {k.name: value >> (32 * k) & 0xFFFF_FFFF for k in LinkRxCount}
-
     def check(self):
         assert self.got == self.expected, (len(self.got), len(self.expected))
         assert self.sink.empty() and self.source.empty()
-        rtl = self.counts()
+        rtl = {k.name: v for k, v in self.counts(LinkRxCount).items()}
         self.dut._log.info("counters %s; %d frames, %d control frames taken", rtl,
                            len(self.got), len(self.taken))
         assert rtl["CC_RX"] == self.cc_accepted

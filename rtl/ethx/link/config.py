@@ -3,15 +3,12 @@
 import dataclasses
 
 from ...config import BlockConfig, check_int
-from ...model.ethx import HEADER_BYTES
+from ...model.ethx_link import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES
 
-__all__ = ["LinkConfig", "LINK_WORD_BYTES", "FCS_BYTES"]
+__all__ = ["CONTROL_BYTES", "FCS_BYTES", "LINK_WORD_BYTES", "LinkConfig"]
 
 #: Stream widths: every field of a wire frame starts on a beat [README §1].
 ETH_WIDTHS = (8, 32, 64)
-LINK_WORD_BYTES = 8             # [README §1] the link word after byte 16
-FCS_BYTES = 4
-CONTROL_BYTES = 64              # [README §1] a link-control frame without its FCS
 _POWERS = tuple(1 << k for k in range(21))
 
 
@@ -88,18 +85,9 @@ class LinkConfig(BlockConfig):
         """Bytes of the longest wire frame: link word and FCS added [README §1]."""
         return self.max_frame_bytes + LINK_WORD_BYTES + FCS_BYTES
 
-    @property
-    def link_word_beat(self):
-        """The beat of a frame where the link word begins."""
-        return HEADER_BYTES // self.eth_bytes
-
     def rows(self, nbytes):
         """Beats of ``nbytes`` bytes."""
         return -(-nbytes // self.eth_bytes)
-
-    def credits(self, nbytes):
-        """Credits of a bridge frame of ``nbytes`` bytes [README §4]."""
-        return -(-(nbytes + self.pkt_overhead) // self.credit_size)
 
     @property
     def rx_credits(self):

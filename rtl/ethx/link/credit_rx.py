@@ -6,8 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
 from .config import LinkConfig
-from .layout import COUNT_BITS, Class
-from .rx_store import freed_layout
+from .layout import COUNT_BITS, Class, freed_layout, vc_shape
 
 __all__ = ["CreditRx", "credits_of"]
 
@@ -31,7 +30,7 @@ class CreditRx(ConfiguredComponent):
 
     Members
     -------
-    judge, accept : ``In(1)``; cls : ``In(Class)``; vc : ``In(range(vcs))``;
+    judge, accept : ``In(1)``; cls : ``In(Class)``; vc : ``In(vc_shape(config))``;
     nbytes : ``In(range(max_frame_bytes + 1))``; counts : ``In(ArrayLayout(20, vcs))``
         The frame judged (:class:`~rtl.ethx.link.llr_rx.LlrRx`'s verdict).
     freed : ``In(freed_layout(config))``
@@ -44,7 +43,7 @@ class CreditRx(ConfiguredComponent):
 
     def __init__(self, config):
         super().__init__(config, lambda c: {
-            "judge": In(1), "accept": In(1), "cls": In(Class), "vc": In(range(max(2, c.vcs))),
+            "judge": In(1), "accept": In(1), "cls": In(Class), "vc": In(vc_shape(c)),
             "nbytes": In(range(c.max_frame_bytes + 1)),
             "counts": In(data.ArrayLayout(COUNT_BITS, c.vcs)),
             "freed": In(freed_layout(c)),
@@ -61,18 +60,18 @@ class CreditRx(ConfiguredComponent):
         data_in = take & (self.cls == Class.DATA)
         cc = take & (self.cls == Class.CC)
         got = credits_of(cfg, self.nbytes)
-        gone = credits_of(cfg, self.freed.bytes)
+        gone = credits_of(cfg, self.freed.frame.bytes)
         for v in range(cfg.vcs):
             r_cc, r_cf = self.r_cc[v], self.r_cf[v]
             add_cc = Mux(data_in & (self.vc == v), got, 0)
-            add_cf = Mux(self.freed.valid & (self.freed.vc == v), gone, 0)
+            add_cf = Mux(self.freed.valid & (self.freed.frame.vc == v), gone, 0)
             leak = Mux(cc, self.counts[v] - r_cc, 0)
             m.d.sync += [r_cc.eq(Mux(cc, self.counts[v], r_cc + add_cc)),
                          r_cf.eq(r_cf + add_cf + leak)]
 
         freed_bytes = Signal(17)          # since the last CF_UPDATE, saturating
         clock = Signal(16)                # clocks since the last CF_UPDATE, saturating
-        more = Mux(self.freed.valid, self.freed.bytes, 0)
+        more = Mux(self.freed.valid, self.freed.frame.bytes, 0)
         m.d.sync += [
             freed_bytes.eq(Mux(self.sent, 0, Mux(freed_bytes[-1], freed_bytes, freed_bytes + more))),
             clock.eq(Mux(self.sent, 0, Mux(clock == 0xFFFF, clock, clock + 1))),

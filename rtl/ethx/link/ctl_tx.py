@@ -9,13 +9,10 @@ from ...crc import Crc32, CrcConfig
 from ...model.ethx import MAC_PREFIX
 from .config import CONTROL_BYTES, FCS_BYTES, LinkConfig
 from .layout import (
-    CONTROL_DA, COUNT_BITS, LINK_ETHERTYPE, Ctl, control_layout, eth_stream,
+    CONTROL_DA, COUNT_BITS, LINK_ETHERTYPE, Ctl, control_layout, ctl_requests_layout, eth_stream,
 )
 
-__all__ = ["CtlTx", "ctl_requests_layout"]
-
-#: The control frames asked for (one bit each), and the pulses that take them.
-ctl_requests_layout = data.StructLayout({"echo": 1, "init": 1, "nack": 1, "ack": 1, "cf": 1})
+__all__ = ["CtlTx"]
 
 
 class CtlTx(ConfiguredComponent):

@@ -6,33 +6,47 @@ import enum as py_enum
 from amaranth import Mux
 from amaranth.lib import data, enum
 
+from ...model import ethx_link as model
 from ..layout import eth_beat_layout, eth_stream
 from .config import LinkConfig
 
 __all__ = [
-    "COUNT_BITS", "LINK_ETHERTYPE", "CONTROL_DA", "Ctl", "LinkRxCount", "LinkTxCount", "RxState",
-    "TxState", "CAPTURE_FROM", "Class", "capture_layout", "control_layout", "rx_beat_layout", "verdict_layout", "ctl_event_layout", "default_settings", "eth_beat_layout",
-    "eth_stream", "link_vc", "link_word_layout", "rx_counts", "settings_layout", "tx_counts",
+    "CAPTURE_FROM", "COUNT_BITS", "CONTROL_DA", "Class", "Ctl", "LINK_ETHERTYPE", "LinkRxCount",
+    "LinkTxCount", "RxState", "TxState", "capture_layout", "control_layout",
+    "ctl_in_layout", "ctl_requests_layout", "default_settings", "eth_beat_layout", "eth_stream",
+    "frame_layout", "freed_layout", "link_vc", "link_word_layout", "rx_beat_layout", "rx_counts",
+    "settings_layout", "tx_counts", "vc_shape", "verdict_layout",
 ]
 
-LINK_ETHERTYPE = 0x88B6                 # [README §1] [ours] link-control frames
-CONTROL_DA = bytes([3, 0, 0, 0, 0, 1])  # [README §1] [ours] a locally administered group address
-COUNT_BITS = 20                         # [UEC 1.0 §5.2] cyclic credit counters
-MAX_VCS = 8
+LINK_ETHERTYPE = model.LINK_ETHERTYPE
+CONTROL_DA = model.CONTROL_DA
+COUNT_BITS = model.COUNT_BITS
+MAX_VCS = model.MAX_VCS
 
 #: The link word after byte 16 of an eligible frame [README §1].
-link_word_layout = data.StructLayout({"seq": 20, "zero": 44})
+link_word_layout = data.StructLayout({"seq": model.SEQ_FIELD_BITS,
+                                      "zero": 8 * model.LINK_WORD_BYTES - model.SEQ_FIELD_BITS})
 
 
 class Ctl(enum.Enum, shape=8):
-    """Kinds of link-control frame (byte 14) [README §1]."""
+    """Kinds of link-control frame (byte 14) [README §1]; ``NONE``: not a control frame."""
     NONE = 0
-    ACK = 1
-    NACK = 2
-    INIT = 3
-    INIT_ECHO = 4
-    CF_UPDATE = 16
-    CC_UPDATE = 17
+    ACK = model.Ctl.ACK
+    NACK = model.Ctl.NACK
+    INIT = model.Ctl.INIT
+    INIT_ECHO = model.Ctl.INIT_ECHO
+    CF_UPDATE = model.Ctl.CF_UPDATE
+    CC_UPDATE = model.Ctl.CC_UPDATE
+
+
+#: The control frames asked for (one bit each) and the pulses that take them, in the order
+#: the control sender serves them.
+ctl_requests_layout = data.StructLayout({"echo": 1, "init": 1, "nack": 1, "ack": 1, "cf": 1})
+
+
+def vc_shape(config):
+    """The shape of a link VC number (at least one bit)."""
+    return range(max(2, config.vcs))
 
 
 #: A link-control frame, 64 bytes before its FCS [README §1]; byte ``k`` in bits ``8k+7:8k``.
@@ -47,8 +61,11 @@ control_layout = data.StructLayout({
     "zero1": 64,
 })
 
-#: A link-control message between the receive side and the blocks it concerns.
-ctl_event_layout = data.StructLayout({"kind": Ctl, "seq": 20})
+def ctl_in_layout(config):
+    """A received control message for the transmit side: ACK, NACK, INIT_ECHO (``seq``) or
+    CF_UPDATE (``counts``); valid for one clock."""
+    return data.StructLayout({"valid": 1, "kind": Ctl, "seq": COUNT_BITS,
+                              "counts": data.ArrayLayout(COUNT_BITS, config.vcs)})
 
 
 #: Bytes 8 .. 55 of a received frame, taken as they pass: where every field the link reads is.
@@ -84,8 +101,18 @@ def verdict_layout(config):
     CF/CC_UPDATE's counts."""
     return data.StructLayout({
         "cls": Class, "kind": Ctl, "seq": COUNT_BITS, "bytes": range(config.max_frame_bytes + 1),
-        "vc": range(max(2, config.vcs)), "counts": data.ArrayLayout(COUNT_BITS, config.vcs),
+        "vc": vc_shape(config), "counts": data.ArrayLayout(COUNT_BITS, config.vcs),
     })
+
+
+def frame_layout(config):
+    """A bridge frame in the receive buffer: its VC and bytes."""
+    return data.StructLayout({"vc": vc_shape(config), "bytes": range(config.max_frame_bytes + 1)})
+
+
+def freed_layout(config):
+    """A frame that has left the receive buffer for the bridge: its credits are free."""
+    return data.StructLayout({"valid": 1, "frame": frame_layout(config)})
 
 
 def rx_beat_layout(config):
@@ -111,40 +138,10 @@ class RxState(enum.Enum, shape=2):
     NACK_SENT = 2
 
 
-class LinkTxCount(py_enum.IntEnum):
-    """Transmitter counters (32-bit, wrapping) [README §5]; ``PEAK_REPLAY`` is a maximum."""
-    TX_OK = 0
-    TX_REPLAYED = 1
-    TX_REPLAY_NACK = 2
-    TX_REPLAY_TIMER = 3
-    TX_FLUSHED = 4
-    ACK_RX = 5
-    NACK_RX = 6
-    INIT_ECHO_RX = 7
-    ACK_NACK_SEQ_ERROR = 8
-    INIT_TX = 9
-    CC_TX = 10
-    CF_RX = 11
-    CREDIT_ERROR = 12
-    PEAK_REPLAY = 13
-
-
-class LinkRxCount(py_enum.IntEnum):
-    """Receiver counters (32-bit, wrapping) [README §5]."""
-    RX_OK = 0
-    RX_DUPLICATE = 1
-    RX_MISSING = 2
-    RX_BAD = 3
-    RX_DISCARD = 4
-    RX_OVERFLOW = 5
-    RX_FOREIGN = 6
-    ACK_TX = 7
-    NACK_TX = 8
-    INIT_RX = 9
-    INIT_ECHO_TX = 10
-    CF_TX = 11
-    CC_RX = 12
-
+#: Transmitter counters (32-bit, wrapping) [README §5]; ``PEAK_REPLAY`` is a maximum.
+LinkTxCount = py_enum.IntEnum("LinkTxCount", model.TX_COUNTERS, start=0)
+#: Receiver counters (32-bit, wrapping) [README §5].
+LinkRxCount = py_enum.IntEnum("LinkRxCount", model.RX_COUNTERS, start=0)
 
 tx_counts = data.ArrayLayout(32, len(LinkTxCount))
 rx_counts = data.ArrayLayout(32, len(LinkRxCount))

@@ -8,22 +8,15 @@ from amaranth.lib.wiring import In, Out, connect
 from ...config import ConfiguredComponent
 from .config import LinkConfig
 from .credit_rx import CreditRx
-from .layout import COUNT_BITS, Class, Ctl, RxState, eth_stream, rx_counts, settings_layout
+from .layout import (
+    COUNT_BITS, Class, Ctl, RxState, ctl_in_layout, ctl_requests_layout, eth_stream, rx_counts,
+    settings_layout,
+)
 from .llr_rx import LlrRx
 from .rx_check import RxCheck
 from .rx_store import RxStore
 
-__all__ = ["LinkRx", "ctl_in_layout", "rx_requests_layout"]
-
-#: The control messages the receive side asks the control sender for (or that it took).
-rx_requests_layout = data.StructLayout({"ack": 1, "nack": 1, "echo": 1, "cf": 1})
-
-
-def ctl_in_layout(config):
-    """A received control message for the transmit side: ACK, NACK, INIT_ECHO (``seq``) or
-    CF_UPDATE (``counts``); valid for one clock."""
-    return data.StructLayout({"valid": 1, "kind": Ctl, "seq": COUNT_BITS,
-                              "counts": data.ArrayLayout(COUNT_BITS, config.vcs)})
+__all__ = ["LinkRx"]
 
 
 class LinkRx(ConfiguredComponent):
@@ -39,8 +32,9 @@ class LinkRx(ConfiguredComponent):
     i : ``In(eth_stream(eth_width))``; o : ``Out(eth_stream(eth_width))``
     ctl : ``Out(ctl_in_layout(config))``
         ACK, NACK, INIT_ECHO and CF_UPDATE as they arrive (good FCS), for the transmit side.
-    want : ``Out(rx_requests_layout)``; sent : ``In(rx_requests_layout)``
-        Control frames this side asks for; the control sender's pulses as it takes them.
+    want : ``Out(ctl_requests_layout)``; sent : ``In(ctl_requests_layout)``
+        Control frames this side asks for (all but INIT); the control sender's pulses as it
+        takes them.
     last_good, echo_seq : ``Out(seq_bits)``; r_cf : ``Out(ArrayLayout(20, vcs))``
         What they carry.
     settings : ``In(settings_layout(config))``
@@ -53,7 +47,7 @@ class LinkRx(ConfiguredComponent):
         super().__init__(config, lambda c: {
             "i": In(eth_stream(c.eth_width)), "o": Out(eth_stream(c.eth_width)),
             "ctl": Out(ctl_in_layout(c)),
-            "want": Out(rx_requests_layout), "sent": In(rx_requests_layout),
+            "want": Out(ctl_requests_layout), "sent": In(ctl_requests_layout),
             "last_good": Out(c.seq_bits), "echo_seq": Out(c.seq_bits),
             "r_cf": Out(data.ArrayLayout(COUNT_BITS, c.vcs)),
             "settings": In(settings_layout(c)),
@@ -81,11 +75,8 @@ class LinkRx(ConfiguredComponent):
             credit.vc.eq(v.vc), credit.nbytes.eq(v.bytes), credit.counts.eq(v.counts),
             credit.freed.eq(store.freed),
             credit.cf_bytes.eq(s.cf_bytes), credit.cf_period.eq(s.cf_period),
-            self.want.ack.eq(llr.want.ack), self.want.nack.eq(llr.want.nack),
-            self.want.echo.eq(llr.want.echo), self.want.cf.eq(credit.want),
-            llr.sent.ack.eq(self.sent.ack), llr.sent.nack.eq(self.sent.nack),
-            llr.sent.echo.eq(self.sent.echo), credit.sent.eq(self.sent.cf),
-            llr.cf_sent.eq(self.sent.cf),
+            self.want.eq(llr.want), self.want.cf.eq(credit.want),
+            llr.sent.eq(self.sent), credit.sent.eq(self.sent.cf),
             self.last_good.eq(llr.last_good), self.echo_seq.eq(llr.echo_seq),
             self.r_cf.eq(credit.r_cf),
             self.state.eq(llr.state), self.expected.eq(llr.expected), self.counts.eq(llr.counts),

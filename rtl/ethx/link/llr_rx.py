@@ -1,18 +1,16 @@
 """The LLR receiver: which eligible frames are accepted, and when ACK, NACK and INIT_ECHO go."""
 
 from amaranth import Module, Mux, Signal
-from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
 from ...counters import count_events
 from .config import LinkConfig
-from .layout import Class, Ctl, LinkRxCount, RxState, rx_counts, verdict_layout
+from .layout import (
+    Class, Ctl, LinkRxCount, RxState, ctl_requests_layout, rx_counts, verdict_layout,
+)
 
-__all__ = ["LlrRx", "llr_requests_layout"]
-
-#: The control messages the receiver asks for, or that were sent (one bit each).
-llr_requests_layout = data.StructLayout({"ack": 1, "nack": 1, "echo": 1})
+__all__ = ["LlrRx"]
 
 
 class LlrRx(ConfiguredComponent):
@@ -33,12 +31,10 @@ class LlrRx(ConfiguredComponent):
         ``RX_OVERFLOW``, and NACKed like a bad frame).
     accept : ``Out(1)``
         Accept the judged frame (DATA: commit it; CC: apply its counts).
-    want : ``Out(llr_requests_layout)``; sent : ``In(llr_requests_layout)``
-        Messages asked for; the control sender's pulses when it takes one.
+    want : ``Out(ctl_requests_layout)``; sent : ``In(ctl_requests_layout)``
+        ACK, NACK and INIT_ECHO asked for; the control sender's pulses when it takes one.
     last_good : ``Out(seq_bits)``; echo_seq : ``Out(seq_bits)``
         What an ACK or NACK carries; what the INIT_ECHO carries.
-    cf_sent : ``In(1)``
-        A CF_UPDATE went (counted here, with the receiver's other counters).
     ack_bytes, ack_delay : ``In(16)``
         Settings (:func:`~rtl.ethx.link.layout.settings_layout`).
     state : ``Out(RxState)``; expected : ``Out(seq_bits)``
@@ -51,9 +47,8 @@ class LlrRx(ConfiguredComponent):
         super().__init__(config, lambda c: {
             "judge": In(1), "verdict": In(verdict_layout(c)), "room": In(1),
             "accept": Out(1),
-            "want": Out(llr_requests_layout), "sent": In(llr_requests_layout),
+            "want": Out(ctl_requests_layout), "sent": In(ctl_requests_layout),
             "last_good": Out(c.seq_bits), "echo_seq": Out(c.seq_bits),
-            "cf_sent": In(1),
             "ack_bytes": In(16), "ack_delay": In(16),
             "state": Out(RxState), "expected": Out(c.seq_bits),
             "counts": Out(rx_counts),
@@ -102,7 +97,7 @@ class LlrRx(ConfiguredComponent):
             LinkRxCount.NACK_TX: self.sent.nack,
             LinkRxCount.INIT_RX: init,
             LinkRxCount.INIT_ECHO_TX: self.sent.echo,
-            LinkRxCount.CF_TX: self.cf_sent,
+            LinkRxCount.CF_TX: self.sent.cf,     # counted here with the receiver's others
             LinkRxCount.CC_RX: self.accept & (v.cls == Class.CC),
         })
         return m

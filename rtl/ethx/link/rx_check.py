@@ -81,9 +81,6 @@ class RxCheck(ConfiguredComponent):
         capture = Signal(capture_layout)
         rows = capture_layout.size // cfg.eth_width
         slot = (pos - CAPTURE_FROM)[:len(pos)] >> (cfg.eth_bytes.bit_length() - 1)
-        for k in range(rows):
-            with m.If(take & (pos >= CAPTURE_FROM) & (slot == k)):
-                m.d.sync += capture.as_value().word_select(k, cfg.eth_width).eq(i.p.data)
         nbytes = sum(i.p.keep[k] for k in range(cfg.eth_bytes))
         total = Mux(pos + nbytes > cfg.max_wire_bytes, cfg.max_wire_bytes + 1, pos + nbytes)
         with m.If(take):
@@ -92,13 +89,15 @@ class RxCheck(ConfiguredComponent):
         beat = Signal(beat_layout)
         m.d.comb += [beat.data.eq(i.p.data), beat.last.eq(i.p.last), beat.store.eq(~in_word),
                      beats.w_data.eq(beat), beats.w_en.eq(take)]
-        # The last beat's own capture is not registered yet: merge it into what is queued.
-        info = Signal(_info_layout(cfg))
+        # The captured bytes with this beat's in place: registered, and queued with a last beat.
         now = Signal(capture_layout)
         m.d.comb += now.eq(capture)
         for k in range(rows):
             with m.If((pos >= CAPTURE_FROM) & (slot == k)):
                 m.d.comb += now.as_value().word_select(k, cfg.eth_width).eq(i.p.data)
+        with m.If(take):
+            m.d.sync += capture.eq(now)
+        info = Signal(_info_layout(cfg))
         m.d.comb += [info.length.eq(total), info.user.eq(user | i.p.user), info.capture.eq(now),
                      infos.w_data.eq(info), infos.w_en.eq(take & i.p.last)]
 

@@ -1,25 +1,19 @@
 """The receive buffer: accepted bridge frames kept until the bridge takes them."""
 
 from amaranth import Module, Mux, Signal
-from amaranth.lib import data, stream
+from amaranth.lib import stream
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
 from .config import LinkConfig
-from .layout import Class, eth_stream, rx_beat_layout, verdict_layout
+from .layout import Class, eth_stream, frame_layout, freed_layout, rx_beat_layout, verdict_layout
 
-__all__ = ["RxStore", "freed_layout"]
+__all__ = ["RxStore"]
 
 #: The smallest bridge frame: every frame in the buffer takes at least this much [README §1].
 _SMALLEST = 64
-
-
-def freed_layout(config):
-    """A frame that has left for the bridge: its VC and bytes (its credits are free)."""
-    return data.StructLayout({"valid": 1, "vc": range(max(2, config.vcs)),
-                              "bytes": range(config.max_frame_bytes + 1)})
 
 
 class RxStore(ConfiguredComponent):
@@ -63,14 +57,11 @@ class RxStore(ConfiguredComponent):
         m = Module()
         rows = cfg.rx_bytes // cfg.eth_bytes
         m.submodules.mem = mem = Memory(shape=cfg.eth_width, depth=rows, init=[])
-        desc_layout = data.StructLayout({"vc": range(max(2, cfg.vcs)),
-                                         "bytes": range(cfg.max_frame_bytes + 1)})
         m.submodules.frames = frames = SyncFIFOBuffered(
-            width=desc_layout.size, depth=cfg.rx_bytes // _SMALLEST)
-        self._desc_layout = desc_layout
+            width=frame_layout(cfg).size, depth=cfg.rx_bytes // _SMALLEST)
         head = Signal(range(2 * rows))          # the oldest row not yet read out
         self._write(m, mem, frames, head, rows)
-        self._read(m, mem, frames, head, rows, desc_layout)
+        self._read(m, mem, frames, head, rows)
         return m
 
     def _write(self, m, mem, frames, head, rows):
@@ -87,7 +78,7 @@ class RxStore(ConfiguredComponent):
                      self.room.eq(((at - tail)[:len(at)] >= need) & frames.w_rdy)]
         keep = self.judge & self.accept & (i.p.verdict.cls == Class.DATA)
         end = (tail + need)[:len(tail)]
-        desc = Signal(self._desc_layout)
+        desc = Signal(frame_layout(cfg))
         m.d.comb += [desc.vc.eq(i.p.verdict.vc), desc.bytes.eq(i.p.verdict.bytes),
                      frames.w_en.eq(keep), frames.w_data.eq(desc)]
         with m.If(wr.en):
@@ -97,18 +88,18 @@ class RxStore(ConfiguredComponent):
             with m.If(keep):
                 m.d.sync += tail.eq(end)
 
-    def _read(self, m, mem, frames, head, rows, desc_layout):
+    def _read(self, m, mem, frames, head, rows):
         cfg, o = self.config, self.o
         rd = mem.read_port()
-        desc = Signal(desc_layout)
+        desc = Signal(frame_layout(cfg))
         left = Signal(range(cfg.rows(cfg.max_frame_bytes) + 1))    # rows of this frame to read
         busy = Signal()
         advance = ~o.valid | o.ready
         reading = Signal(range(2 * rows))       # the next row to read
         m.d.comb += [desc.eq(frames.r_data), rd.en.eq(advance),
                      rd.addr.eq(reading[:len(rd.addr)])]
-        held = Signal(desc_layout)              # the frame being read
-        shown = Signal(desc_layout)             # the frame of the beat on ``o``
+        held = Signal(frame_layout(cfg))        # the frame being read
+        shown = Signal(frame_layout(cfg))       # the frame of the beat on ``o``
         issue = advance & busy
         with m.If(advance):
             m.d.sync += o.valid.eq(issue)
@@ -124,5 +115,4 @@ class RxStore(ConfiguredComponent):
         out = o.valid & o.ready
         with m.If(out):
             m.d.sync += head.eq(head + 1)
-        m.d.comb += [self.freed.valid.eq(out & o.p.last), self.freed.vc.eq(shown.vc),
-                     self.freed.bytes.eq(shown.bytes)]
+        m.d.comb += [self.freed.valid.eq(out & o.p.last), self.freed.frame.eq(shown)]
