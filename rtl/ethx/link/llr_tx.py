@@ -6,8 +6,7 @@ from amaranth.lib.wiring import In, Out
 from ...config import ConfiguredComponent
 from ...counters import count_events
 from .config import LinkConfig
-from .layout import Ctl, LinkTxCount, TxState, tx_counts
-from .link_rx import ctl_in_layout
+from .layout import Ctl, LinkTxCount, TxState, ctl_in_layout, tx_counts
 
 __all__ = ["LlrTx"]
 
@@ -67,12 +66,13 @@ class LlrTx(ConfiguredComponent):
         seq = ctl.seq[:bits]
         freed = Signal(bits)
         m.d.comb += freed.eq(seq + 1 - acked)
-        outstanding = Signal(bits)
-        m.d.comb += outstanding.eq(sent - acked)
+        outstanding = Signal(bits)          # sent and not acknowledged
+        flown = Signal(bits)                # sent at some time and not acknowledged
+        m.d.comb += [outstanding.eq(sent - acked), flown.eq(top - acked)]
         ack = ctl.valid & (ctl.kind == Ctl.ACK)
         nack = ctl.valid & (ctl.kind == Ctl.NACK)
         echo = ctl.valid & (ctl.kind == Ctl.INIT_ECHO)
-        valid = synced & (freed <= outstanding)
+        valid = synced & (freed <= flown)     # up to the highest sent [README §3.2]
         progress = (ack | nack) & valid & (freed != 0)
         go_back = nack & valid & (seq + 1 != sent)
         sending = synced & state.as_value().matches(TxState.ADVANCE, TxState.REPLAY)
@@ -94,6 +94,8 @@ class LlrTx(ConfiguredComponent):
                 m.d.sync += top.eq(top + 1)
         with m.If((ack | nack) & valid):
             m.d.sync += acked.eq(seq + 1)
+            with m.If(freed > outstanding):     # past a replay still under way
+                m.d.sync += sent.eq(seq + 1)
         with m.If(go_back):
             m.d.sync += sent.eq(seq + 1)
         with m.Elif(expired & ~progress):
