@@ -16,9 +16,10 @@ CBFC), independently of the RTL. Pure Python, event-driven: time is an explicit 
   :func:`goodput_bound`.
 
 Choices the README leaves open are marked [ours] where they are made; each class docstring lists
-those of its part. Two switches, off by default, turn on proposed fixes for liveness gaps of the
-README's LLR rules (``LlrTx(ack_to_highest=True)``, ``LlrRx(ack_in_nack_sent=True)``,
-``ModelLink(fixes=True)``); with them off the model follows the README as written.
+those of its part. Two switches, on by default, are the mends of two liveness gaps the model's
+review found, now in the README (``LlrTx(ack_to_highest)``, ``LlrRx(ack_in_nack_sent)``,
+``ModelLink(fixes)``); with them off the model follows the rules as first written, for the tests
+that show the gaps.
 """
 
 from __future__ import annotations
@@ -309,13 +310,13 @@ class LlrRx:
     ack_delay : int
         Clocks from the first unacknowledged accepted frame to its ACK.
     ack_in_nack_sent : bool
-        A proposed fix, *not* the README (default False): a duplicate in NACK_SENT queues
+        The README's rule (default True; False: the rule as first written): a duplicate in NACK_SENT queues
         ACK(e - 1). Without it a lost NACK leaves the receiver silent until frame ``e``
         arrives, which never happens when the transmitter holds nothing beyond ``e - 1`` (full
         ring or end of a burst) or its timer replays restart before reaching ``e``.
     """
 
-    def __init__(self, *, seq_bits=SEQ_BITS, ack_bytes, ack_delay, ack_in_nack_sent=False):
+    def __init__(self, *, seq_bits=SEQ_BITS, ack_bytes, ack_delay, ack_in_nack_sent=True):
         self.ack_in_nack_sent = ack_in_nack_sent
         self.seq_bits = _check_seq_bits(seq_bits)
         self.modulus = 1 << seq_bits
@@ -485,7 +486,7 @@ class LlrTx:
     replay_bytes : int or None
         Ring size in bytes (None: no byte limit); :meth:`push` takes the frame's ``nbytes``.
     ack_to_highest : bool
-        A proposed fix, *not* the README (default False): an ACK/NACK is valid up to the highest
+        The README's rule (default True; False: as first written): an ACK/NACK is valid up to the highest
         frame ever sent (``d <= highest - acked``) instead of ``sent - acked``, and one that frees
         past ``sent`` moves ``sent`` up to ``acked``. Without it, after a timer replay
         (``sent = acked``) the receiver's ACK of the frames it already holds is rejected until
@@ -494,7 +495,7 @@ class LlrTx:
     """
 
     def __init__(self, *, seq_bits=SEQ_BITS, replay_frames, replay_timeout, replay_max,
-                 init_period, down_max, replay_bytes=None, ack_to_highest=False):
+                 init_period, down_max, replay_bytes=None, ack_to_highest=True):
         self.ack_to_highest = ack_to_highest
         self.seq_bits = _check_seq_bits(seq_bits)
         self.modulus = 1 << seq_bits
@@ -905,8 +906,8 @@ class ModelLink:
     trace : bool
         Record ``(now, seq, first)`` of every eligible frame sent in :attr:`sends`.
     fixes : bool
-        Turn on the proposed fixes ``LlrTx(ack_to_highest=True)`` and
-        ``LlrRx(ack_in_nack_sent=True)`` (not the README).
+        The README's mends ``LlrTx(ack_to_highest)`` and ``LlrRx(ack_in_nack_sent)`` (default
+        True; False: the rules as first written).
     """
 
     def __init__(self, *, vcs=2, seq_bits=SEQ_BITS, delay=8, loss=None,
@@ -914,7 +915,7 @@ class ModelLink:
                  down_max=1000, ack_bytes=512, ack_delay=8, credit_size=64, overhead=0,
                  limits=None, port_limit=64, rx_bytes=4096, drain=64, cf_bytes=512,
                  cf_period=64, cc_period=0, max_bytes=None, tx_node=0, rx_node=1,
-                 trace=False, fixes=False):
+                 trace=False, fixes=True):
         if delay < 1:
             raise ValueError("delay must be >= 1")
         self.vcs = vcs
