@@ -1,8 +1,8 @@
 """The Ethernet channel between two ETH-X bridges of :class:`sim.ethx_pair.EthxPair` in
 cocotb: whole frames from one end's ``tx`` to the other end's ``rx``, each a fixed number of
 clocks late, none lost or reordered, optionally at line rate (the preamble, the inter-frame gap
-and an external MAC's FCS held as idle clocks after each frame), and frames injected by a test
-between the frames it carries."""
+and an external MAC's FCS held as idle clocks after each frame), frames injected by a test
+between the frames it carries, and frames a test's ``fate`` drops or corrupts."""
 
 import math
 
@@ -46,6 +46,9 @@ class EthxChannel:
         After each frame, hold ``src``'s ``tx`` for the clocks the preamble and SFD (8 bytes),
         the inter-frame gap (12) and, without ``config.fcs``, the MAC's FCS (4) take at the
         stream's width: the wire's rate.
+    fate : callable or None
+        ``fate(frame)`` for each frame taken: ``None`` delivers it, ``False`` drops it, bytes
+        are delivered instead (a frame the test corrupted).
 
     Attributes
     ----------
@@ -53,8 +56,8 @@ class EthxChannel:
         Every frame ``src`` sent (FCS included with ``config.fcs``), with the clock it ended.
     """
 
-    def __init__(self, dut, config, src, dst, *, delay=20, line_rate=False):
-        self.dut, self.config, self.delay = dut, config, delay
+    def __init__(self, dut, config, src, dst, *, delay=20, line_rate=False, fate=None):
+        self.dut, self.config, self.delay, self.fate = dut, config, delay, fate
         layout = eth_beat_layout(config.eth_width)
         self.sink = LayoutSink(dut, f"{src}_tx", layout, dut.clk, dut.rst)
         self.source = LayoutSource(dut, f"{dst}_rx", layout, dut.clk, dut.rst)
@@ -62,7 +65,7 @@ class EthxChannel:
         self.injected = 0
         self._queue = Queue()
         self._gaps = _Gaps()
-        extra = WIRE_EXTRA + (0 if config.fcs else FCS_BYTES)
+        extra = WIRE_EXTRA + (0 if getattr(config, "fcs", True) else FCS_BYTES)
         self._gap_clocks = math.ceil(extra / config.eth_bytes) if line_rate else 0
         if line_rate:
             self.sink.set_backpressure(self._gaps)
@@ -90,7 +93,9 @@ class EthxChannel:
                     break
             self._gaps.hold = self._gap_clocks
             self.frames.append((cycle(), frame))
-            self._queue.put_nowait((cycle() + self.delay, frame, 0))
+            fate = self.fate(frame) if self.fate else None
+            if fate is not False:
+                self._queue.put_nowait((cycle() + self.delay, fate or frame, 0))
 
     async def _deliver(self):
         while True:

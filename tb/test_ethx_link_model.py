@@ -44,7 +44,7 @@ RX_NAMES = ("RX_OK RX_DUPLICATE RX_MISSING RX_BAD RX_DISCARD RX_OVERFLOW RX_FORE
             "NACK_TX INIT_RX INIT_ECHO_TX CF_TX CC_RX").split()          # [link README §5]
 TX_NAMES = ("TX_OK TX_REPLAYED TX_REPLAY_NACK TX_REPLAY_TIMER TX_FLUSHED ACK_RX NACK_RX "
             "INIT_ECHO_RX ACK_NACK_SEQ_ERROR INIT_TX CC_TX CF_RX CREDIT_ERROR "
-            "PEAK_REPLAY").split()                                      # [link README §5]
+            "PEAK_REPLAY TX_MALFORMED").split()                                      # [link README §5]
 
 
 def with_fcs(body):

@@ -273,7 +273,7 @@ RX_COUNTERS = ("RX_OK", "RX_DUPLICATE", "RX_MISSING", "RX_BAD", "RX_DISCARD", "R
 #: LinkTxCount names [link README §5]
 TX_COUNTERS = ("TX_OK", "TX_REPLAYED", "TX_REPLAY_NACK", "TX_REPLAY_TIMER", "TX_FLUSHED",
                "ACK_RX", "NACK_RX", "INIT_ECHO_RX", "ACK_NACK_SEQ_ERROR", "INIT_TX", "CC_TX",
-               "CF_RX", "CREDIT_ERROR", "PEAK_REPLAY")
+               "CF_RX", "CREDIT_ERROR", "PEAK_REPLAY", "TX_MALFORMED")
 
 
 class LlrRx:

@@ -6,10 +6,9 @@ from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
 from ...crc import Crc32, CrcConfig
-from ...model.ethx import MAC_PREFIX
 from .config import CONTROL_BYTES, FCS_BYTES, LinkConfig
 from .layout import (
-    CONTROL_DA, COUNT_BITS, LINK_ETHERTYPE, Ctl, control_layout, ctl_requests_layout, eth_stream,
+    COUNT_BITS, Ctl, control_header, control_layout, ctl_requests_layout, eth_stream,
 )
 
 __all__ = ["CtlTx"]
@@ -62,10 +61,8 @@ class CtlTx(ConfiguredComponent):
                  (want.ack, sent.ack, Ctl.ACK, self.last_good),
                  (want.cf, sent.cf, Ctl.CF_UPDATE, Const(0, COUNT_BITS)))
         chosen = Signal(control_layout)
-        m.d.comb += [chosen.da.eq(int.from_bytes(CONTROL_DA, "little")),
-                     chosen.sa_prefix.eq(int.from_bytes(MAC_PREFIX, "little")),
-                     chosen.sa_hi.eq(self.node[8:]), chosen.sa_lo.eq(self.node[:8]),
-                     chosen.type_hi.eq(LINK_ETHERTYPE >> 8), chosen.type_lo.eq(LINK_ETHERTYPE & 0xFF)]
+        head = Signal(control_layout)           # DA, SA, EtherType: outside the choice below
+        m.d.comb += control_header(head, self.node)
         first = True
         for asked, take, kind, seq in kinds:
             with (m.If if first else m.Elif)(asked):
@@ -74,7 +71,7 @@ class CtlTx(ConfiguredComponent):
                     m.d.comb += [chosen.counts[v].eq(self.r_cf[v]) for v in range(cfg.vcs)]
             first = False
         with m.If(idle & want.as_value().any()):
-            m.d.sync += [frame.eq(chosen), built.eq(1)]
+            m.d.sync += [frame.eq(chosen.as_value() | head.as_value()), built.eq(1)]
 
         beats = CONTROL_BYTES // cfg.eth_bytes
         out_beats = -(-(CONTROL_BYTES + FCS_BYTES) // cfg.eth_bytes)

@@ -7,14 +7,15 @@ from amaranth import Mux
 from amaranth.lib import data, enum
 
 from ...model import ethx_link as model
+from ...model.ethx import MAC_PREFIX
 from ..layout import eth_beat_layout, eth_stream
 from .config import LinkConfig
 
 __all__ = [
     "CAPTURE_FROM", "COUNT_BITS", "CONTROL_DA", "Class", "Ctl", "LINK_ETHERTYPE", "LinkRxCount",
-    "LinkTxCount", "RxState", "TxState", "capture_layout", "control_layout",
+    "LinkTxCount", "RxState", "TxState", "capture_layout", "control_header", "control_layout",
     "ctl_in_layout", "ctl_requests_layout", "default_settings", "eth_beat_layout", "eth_stream",
-    "frame_layout", "freed_layout", "link_vc", "link_word_layout", "rx_beat_layout", "rx_counts",
+    "frame_layout", "freed_layout", "head_layout", "link_vc", "link_word_layout", "rx_beat_layout", "rx_counts",
     "settings_layout", "tx_counts", "vc_shape", "verdict_layout",
 ]
 
@@ -60,6 +61,15 @@ control_layout = data.StructLayout({
     "counts": data.ArrayLayout(32, MAX_VCS),
     "zero1": 64,
 })
+
+def control_header(frame, node):
+    """Statements that fill a :data:`control_layout` frame's DA, SA (of node ``node``) and
+    EtherType."""
+    return [frame.da.eq(int.from_bytes(CONTROL_DA, "little")),
+            frame.sa_prefix.eq(int.from_bytes(MAC_PREFIX, "little")),
+            frame.sa_hi.eq(node[8:16]), frame.sa_lo.eq(node[:8]),
+            frame.type_hi.eq(LINK_ETHERTYPE >> 8), frame.type_lo.eq(LINK_ETHERTYPE & 0xFF)]
+
 
 def ctl_in_layout(config):
     """A received control message for the transmit side: ACK, NACK, INIT_ECHO (``seq``) or
@@ -108,6 +118,11 @@ def verdict_layout(config):
 def frame_layout(config):
     """A bridge frame in the receive buffer: its VC and bytes."""
     return data.StructLayout({"vc": vc_shape(config), "bytes": range(config.max_frame_bytes + 1)})
+
+
+def head_layout(config):
+    """The head of a VC's transmit queue: a whole frame of ``bytes`` bytes waits."""
+    return data.StructLayout({"valid": 1, "bytes": range(config.max_frame_bytes + 1)})
 
 
 def freed_layout(config):
@@ -165,12 +180,17 @@ def settings_layout(config):
     })
 
 
-def default_settings(config):
-    """Settings for a link whose round trip is a few hundred clocks [ours]: every VC may use
-    the whole receive buffer, and so may the port."""
+def default_settings(config, round_trip=500):
+    """Settings for a link whose round trip (wire, MACs and the peer's turnaround) is
+    ``round_trip`` clocks or less [ours]: the replay timer waits four longest frames and two
+    round trips (it must exceed a longest frame and a round trip, or a replay never
+    completes and the link ends in FLUSH); every VC may use the whole receive buffer, and so
+    may the port."""
     assert isinstance(config, LinkConfig)
+    frame = config.rows(config.max_wire_bytes)
     return {
-        "replay_timeout": 2000, "replay_max": 8, "init_period": 256, "down_max": 20000,
+        "replay_timeout": min(0xFFFF, 4 * frame + 2 * round_trip), "replay_max": 8,
+        "init_period": min(0xFFFF, frame + round_trip), "down_max": 20000,
         "ack_bytes": 2048, "ack_delay": 64, "cf_bytes": 2048, "cf_period": 512,
         "cc_period": 4096,
         "limits": [config.rx_credits] * config.vcs, "port_limit": config.rx_credits,

@@ -33,8 +33,9 @@ class LlrTx(ConfiguredComponent):
         An INIT(acked) is due; the control sender took it.
     flushed : ``Out(1)``
     replay_timeout, init_period, down_max : ``In(16)``; replay_max : ``In(8)``
-    cc_sent, cf_got, credit_error : ``In(1)``
-        Events of the credit sender, counted here with the transmitter's others.
+    cc_sent, cf_got, malformed : ``In(1)``; credit_errors : ``In(range(vcs + 1))``
+        Events of the credit sender and the VC queues, counted here with the transmitter's
+        others.
     state : ``Out(TxState)``; counts : ``Out(tx_counts)``
     """
 
@@ -48,7 +49,8 @@ class LlrTx(ConfiguredComponent):
             "may_send": Out(1), "want_init": Out(1), "init_sent": In(1), "flushed": Out(1),
             "replay_timeout": In(16), "init_period": In(16), "down_max": In(16),
             "replay_max": In(8),
-            "cc_sent": In(1), "cf_got": In(1), "credit_error": In(1),
+            "cc_sent": In(1), "cf_got": In(1), "malformed": In(1),
+            "credit_errors": In(range(c.vcs + 1)),
             "state": Out(TxState), "counts": Out(tx_counts),
         })
 
@@ -121,11 +123,14 @@ class LlrTx(ConfiguredComponent):
             LinkTxCount.TX_REPLAY_TIMER: expired & ~progress & ~go_back,
             LinkTxCount.ACK_RX: ack, LinkTxCount.NACK_RX: nack,
             LinkTxCount.INIT_ECHO_RX: echo,
-            LinkTxCount.ACK_NACK_SEQ_ERROR: ((ack | nack) & ~valid) | (echo & ~echo_ok),
+            LinkTxCount.ACK_NACK_SEQ_ERROR: (((ack | nack) & ~valid)
+                                             | (echo & (state == TxState.INIT) & ~echo_ok)),
             LinkTxCount.INIT_TX: self.init_sent,
             LinkTxCount.CC_TX: self.cc_sent, LinkTxCount.CF_RX: self.cf_got,
-            LinkTxCount.CREDIT_ERROR: self.credit_error,
+            LinkTxCount.TX_MALFORMED: self.malformed,
         })
+        errors = self.counts[LinkTxCount.CREDIT_ERROR]
+        m.d.sync += errors.eq(errors + self.credit_errors)
         with m.If(flush):
             m.d.sync += self.counts[LinkTxCount.TX_FLUSHED].eq(
                 self.counts[LinkTxCount.TX_FLUSHED] + (nxt - acked)[:bits] + self.pushed)

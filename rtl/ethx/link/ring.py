@@ -69,7 +69,7 @@ class ReplayRing(ConfiguredComponent):
         oldest = descs.read_port()
         lw_beats = LINK_WORD_BYTES // cfg.eth_bytes
         fcs_beats = -(-FCS_BYTES // cfg.eth_bytes)
-        pos = Signal(range(cfg.max_wire_bytes + 1))     # bytes written of this frame
+        pos = Signal(range(cfg.max_wire_bytes + 1))     # bytes of this frame in (no link word)
         start = Signal.like(at)
         inside = Signal()                               # a frame is being written
         word_k = Signal(range(lw_beats + 1))            # link-word beats written
@@ -107,8 +107,8 @@ class ReplayRing(ConfiguredComponent):
         nbytes = sum(i.p.keep[k] for k in range(cfg.eth_bytes))
         with m.If(wr.en):
             m.d.sync += at.eq(at + 1)
-        with m.If(in_word):
-            m.d.sync += [word_k.eq(word_k + 1), pos.eq(pos + cfg.eth_bytes)]
+        with m.If(in_word):                 # ``pos`` counts the frame's own bytes
+            m.d.sync += word_k.eq(word_k + 1)
         with m.If(take):
             m.d.sync += [pos.eq(pos + nbytes), inside.eq(1)]
             with m.If(~inside):
@@ -122,7 +122,7 @@ class ReplayRing(ConfiguredComponent):
         done = ending & fcs_ok & (fcs_k == fcs_beats)
         m.d.comb += [dw.addr.eq(self.seq[:len(dw.addr)]), dw.en.eq(done),
                      dw.data.start.eq(start[:len(dw.data.start)]),
-                     dw.data.bytes.eq(pos + FCS_BYTES), self.pushed.eq(done)]
+                     dw.data.bytes.eq(pos + LINK_WORD_BYTES + FCS_BYTES), self.pushed.eq(done)]
         with m.If(done):
             m.d.sync += [inside.eq(0), ending.eq(0), fcs_ok.eq(0), fcs_k.eq(0), word_k.eq(0),
                          pos.eq(0)]

@@ -1,0 +1,278 @@
+"""Tests of rtl/ethx/link/link.py: two lossless links back to back (sim/ethx_link_pair.py)
+through cocotb channels that lose and corrupt frames of chosen kinds. Every bridge frame
+offered reaches the other end once and in order (per VC); every wire frame is well formed
+(checked by the golden model's receive checks); the counters of the two ends agree with each
+other and with what the channels did; at the end nothing is kept, queued or owed credit."""
+
+import collections
+import functools
+
+import cocotb
+import pytest
+from cocotb.triggers import ClockCycles, RisingEdge
+
+from rtl.ethx.link.config import LinkConfig
+from rtl.ethx.link.layout import (
+    LinkRxCount, LinkTxCount, RxState, TxState, default_settings, eth_beat_layout,
+    settings_layout,
+)
+from rtl.model import ethx as bridge_model
+from rtl.model import ethx_link as model
+from sim import harness
+from sim.ethx_channel import EthxChannel
+from sim.ethx_env import EthxEnv
+from sim.ethx_link_pair import NODES, EthxLinkPair
+from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses
+
+TIMEOUT_US = 8000
+COUNT_MASK = (1 << model.COUNT_BITS) - 1
+
+
+def other(end):
+    return "b" if end == "a" else "a"
+
+
+def kind_of(received):
+    """A wire frame's kind for loss rules: ``data``, ``cc`` or a control kind's name."""
+    if received.cls is model.Class.DATA:
+        return "data"
+    if received.cls is model.Class.CC:
+        return "cc"
+    return received.kind.name.lower()
+
+
+class TB(EthxEnv):
+    """Both ends' bridge sides, the channels between them, and what was offered and got."""
+
+    config_class = LinkConfig
+
+    def __init__(self, dut, *, delay=30, settings=None, loss=None, corrupt=0.5):
+        super().__init__(dut)
+        cfg = self.config
+        layout = eth_beat_layout(cfg.eth_width)
+        self.source = {e: LayoutSource(dut, f"{e}_i", layout, dut.clk, dut.rst) for e in NODES}
+        self.sink = {e: LayoutSink(dut, f"{e}_o", layout, dut.clk, dut.rst) for e in NODES}
+        self.settings = dict(default_settings(cfg), **(settings or {}))
+        self.loss = loss or {}          # probability of loss by kind (see kind_of)
+        self.corrupt = corrupt          # of a loss, the part corrupted rather than dropped
+        self.lost = {e: collections.Counter() for e in NODES}      # by (kind, fate), from e
+        self.sent_kinds = {e: collections.Counter() for e in NODES}
+        self.channel = {e: EthxChannel(dut, cfg, e, other(e), delay=delay,
+                                       fate=functools.partial(self._fate, e)) for e in NODES}
+        self.offered = {e: [[] for _ in range(cfg.vcs)] for e in NODES}
+        self.got = {e: [[] for _ in range(cfg.vcs)] for e in NODES}
+        self.down = False
+
+    def _fate(self, end, wire):
+        got = model.classify(wire, max_bytes=self.config.max_wire_bytes,
+                             seq_bits=self.config.seq_bits)
+        assert got.cls in (model.Class.DATA, model.Class.CC, model.Class.CONTROL), (
+            got, len(wire), wire[:24].hex())
+        assert got.node == NODES[end], got
+        kind = kind_of(got)
+        self.sent_kinds[end][kind] += 1
+        if self.down:
+            self.lost[end][kind, "down"] += 1
+            return False
+        if self.rng.random() >= self.loss.get(kind, 0):
+            return None
+        if self.rng.random() < self.corrupt:
+            self.lost[end][kind, "corrupt"] += 1
+            bad = bytearray(wire)
+            bad[self.rng.randrange(len(bad))] ^= 1 << self.rng.randrange(8)
+            return bytes(bad)
+        self.lost[end][kind, "drop"] += 1
+        return False
+
+    def apply_settings(self, end=None):
+        layout = settings_layout(self.config)
+        for e in NODES if end is None else [end]:
+            getattr(self.dut, f"{e}_settings").value = layout.const(self.settings).as_bits()
+
+    def set_up(self, level):
+        for e in NODES:
+            getattr(self.dut, f"{e}_up").value = level
+
+    async def start(self, pause=0.0):
+        self.apply_settings()
+        self.set_up(1)
+        await self.reset()
+        for e in NODES:
+            self.sink[e].set_backpressure(random_pauses(self.rng, pause))
+            cocotb.start_soon(self._collect(e))
+
+    async def _collect(self, end):
+        cfg = self.config
+        while True:
+            data = b""
+            while True:
+                beat = await self.sink[end].recv()
+                data += int(beat.data).to_bytes(cfg.eth_bytes, "little")
+                if beat.last:
+                    break
+            self.got[end][min(data[14] >> 4 & 7, cfg.vcs - 1)].append(data)
+
+    # --- traffic ---------------------------------------------------------------------------
+
+    def bridge_frame(self, end, vc=None, words=None):
+        cfg = self.config
+        vc = self.rng.randrange(cfg.vcs) if vc is None else vc
+        most = (cfg.max_frame_bytes - 16) // 8
+        words = words or self.rng.choice([6, 6, 7, 12, self.rng.randrange(6, most + 1), most])
+        head = (bridge_model.mac(NODES[other(end)]) + bridge_model.mac(NODES[end])
+                + b"\x88\xb5" + bytes([1 | vc << 4, 0]))
+        return head + self.rng.randbytes(8 * words)
+
+    def offer(self, end, frame):
+        vc = min(frame[14] >> 4 & 7, self.config.vcs - 1)
+        self.offered[end][vc].append(frame)
+        for beat in bytes_to_beats(frame, self.config.eth_bytes):
+            self.source[end].send_nowait(user=0, **beat)
+
+    async def traffic(self, frames, vcs=None, gap=0.02):
+        """``frames`` random frames from each end, now and then a pause."""
+        for _ in range(frames):
+            for e in NODES:
+                vc = None if vcs is None else self.rng.choice(vcs)
+                self.offer(e, self.bridge_frame(e, vc))
+            while not all(self.source[e].empty() for e in NODES):
+                await RisingEdge(self.dut.clk)
+            if self.rng.random() < gap:
+                await ClockCycles(self.dut.clk, self.rng.randrange(1, 400))
+
+    def delivered(self):
+        return all(len(self.got[other(e)][v]) >= len(self.offered[e][v])
+                   for e in NODES for v in range(self.config.vcs))
+
+    async def settle(self, clocks=200_000):
+        """Until every frame has arrived and both ends have nothing kept or owed; then the
+        periodic CF_UPDATEs and CC_UPDATEs stop, and those on the way land."""
+        for _ in range(clocks // 100):
+            if self.delivered() and self.quiet():
+                break
+            await ClockCycles(self.dut.clk, 100)
+        self.settings.update(cf_period=0, cc_period=0)
+        self.apply_settings()
+        for _ in range(clocks // 100):          # the last frames may wait for the timer
+            if not any(int(getattr(self.dut, f"{e}_kept").value) for e in NODES):
+                break
+            await ClockCycles(self.dut.clk, 100)
+        for _ in range(clocks // 100):          # and the control frames it asks for
+            await ClockCycles(self.dut.clk, 4 * self.config.rows(self.config.max_wire_bytes))
+            if all(self.channel[e].idle() for e in NODES):
+                break
+
+    def quiet(self):
+        for e in NODES:
+            s_cc = getattr(self.dut, f"{e}_s_cc").value.to_unsigned()
+            s_cf = getattr(self.dut, f"{e}_s_cf").value.to_unsigned()
+            if s_cc != s_cf:
+                return False
+        return True
+
+    def tx(self, end):
+        return {k.name: v for k, v in self.counts(LinkTxCount, f"{end}_tx_counts").items()}
+
+    def rx(self, end):
+        return {k.name: v for k, v in self.counts(LinkRxCount, f"{end}_rx_counts").items()}
+
+    def check(self, flushed=False):
+        cfg = self.config
+        for e in NODES:
+            f = other(e)
+            for v in range(cfg.vcs):
+                assert self.got[f][v] == self.offered[e][v], (e, v, len(self.got[f][v]),
+                                                              len(self.offered[e][v]))
+            assert self.source[e].empty() and self.sink[e].empty()
+            assert self.channel[e].idle()
+            tx, rx, lost = self.tx(e), self.rx(f), self.lost[e]
+            self.dut._log.info("%s tx %s", e, tx)
+            self.dut._log.info("%s rx %s", f, rx)
+            self.dut._log.info("%s -> %s lost %s; sent %s", e, f, dict(lost),
+                               dict(self.sent_kinds[e]))
+            sent = self.sent_kinds[e]
+            corrupted = sum(n for (k, why), n in lost.items() if why == "corrupt")
+            assert rx["RX_BAD"] == corrupted
+            assert rx["RX_FOREIGN"] == 0 and rx["RX_OVERFLOW"] == 0
+            assert tx["TX_OK"] + tx["TX_REPLAYED"] == sent["data"] + sent["cc"]
+            assert tx["TX_OK"] == rx["RX_OK"] == sum(len(q) for q in self.offered[e]) + tx["CC_TX"]
+            assert rx["CC_RX"] == tx["CC_TX"]
+            assert tx["INIT_TX"] == sent["init"]
+            assert tx["TX_FLUSHED"] == 0 and tx["CREDIT_ERROR"] == 0
+            assert tx["ACK_NACK_SEQ_ERROR"] == 0 and tx["TX_MALFORMED"] == 0
+            assert 0 < tx["PEAK_REPLAY"] <= cfg.replay_frames
+            # What the far end's transmitter got is what this end's receiver sent, less losses.
+            for name, kind, count in (("ACK_RX", "ack", "ACK_TX"), ("NACK_RX", "nack", "NACK_TX"),
+                                      ("CF_RX", "cf_update", "CF_TX"),
+                                      ("INIT_ECHO_RX", "init_echo", "INIT_ECHO_TX")):
+                gone = sum(n for (k, _), n in lost.items() if k == kind)
+                assert sent[kind] == self.rx(e)[count], name
+                assert self.tx(f)[name] == self.rx(e)[count] - gone, name
+            assert int(getattr(self.dut, f"{e}_tx_state").value) == TxState.ADVANCE.value
+            assert int(getattr(self.dut, f"{e}_rx_state").value) in (  # after a bad frame
+                RxState.SEND_ACKS.value, RxState.NACK_SENT.value)      # it may stay NACK_SENT
+            s_cc = getattr(self.dut, f"{e}_s_cc").value.to_unsigned()
+            r_cf = getattr(self.dut, f"{f}_r_cf").value.to_unsigned()
+            assert s_cc == getattr(self.dut, f"{e}_s_cf").value.to_unsigned() == r_cf
+
+
+async def run(dut, frames, **kwargs):
+    vcs, pause = kwargs.pop("vcs", None), kwargs.pop("pause", 0.1)
+    tb = TB(dut, **kwargs)
+    frames = max(20, frames * tb.config.eth_bytes // 8)     # a byte a clock is slow to simulate
+    await tb.start(pause=pause)
+    await tb.traffic(frames, vcs=vcs)
+    await tb.settle()
+    tb.check()
+    return tb
+
+
+def _loss(q, kinds=("data", "cc", "ack", "nack", "init", "init_echo", "cf_update")):
+    return {k: q for k in kinds}
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def clean(dut):
+    """No losses: everything arrives, nothing is replayed."""
+    tb = await run(dut, 60)
+    assert tb.tx("a")["TX_REPLAYED"] == 0 and tb.rx("b")["NACK_TX"] == 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def lossy(dut):
+    """3 % of every kind of frame lost or corrupted, both ways."""
+    tb = await run(dut, 120, loss=_loss(0.03), settings={"cc_period": 700})
+    assert tb.tx("a")["TX_REPLAYED"] > 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def lost_acks(dut):
+    """Half the ACKs lost: later cumulative ACKs and duplicates' ACKs cover them."""
+    await run(dut, 60, loss={"ack": 0.5}, corrupt=0.0)
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def lost_nacks(dut):
+    """Data and NACKs lost: the replay timer and duplicates' ACKs recover."""
+    frame = LinkConfig.from_env().rows(LinkConfig.from_env().max_wire_bytes)
+    tb = await run(dut, 60, loss={"data": 0.05, "nack": 0.6},
+                   settings={"replay_timeout": frame + 600})
+    assert sum(tb.tx(e)["TX_REPLAY_TIMER"] for e in NODES) > 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def lost_credit_updates(dut):
+    """CF_UPDATEs and CC_UPDATEs lost: the next ones repair the credits."""
+    await run(dut, 80, loss={"cf_update": 0.5, "cc": 0.3}, settings={"cc_period": 500})
+
+
+CONFIGS = [
+    LinkConfig(eth_width=64, vcs=3, seq_bits=6, replay_frames=16, rx_bytes=4096),
+    LinkConfig(eth_width=8, vcs=2),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=LinkConfig.slug)
+def test_link(config):
+    harness.run(EthxLinkPair(config), config, toplevel="ethx_link_pair",
+                test_module="tb.test_ethx_link")
