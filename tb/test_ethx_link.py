@@ -200,7 +200,8 @@ class TB(EthxEnv):
             assert tx["INIT_TX"] == sent["init"]
             assert tx["TX_FLUSHED"] == 0 and tx["CREDIT_ERROR"] == 0
             assert tx["ACK_NACK_SEQ_ERROR"] == 0 and tx["TX_MALFORMED"] == 0
-            assert 0 < tx["PEAK_REPLAY"] <= cfg.replay_frames
+            assert tx["PEAK_REPLAY"] <= cfg.replay_frames - 1       # room kept for one more
+            assert tx["PEAK_REPLAY"] > 0 or not any(self.offered[e])
             # What the far end's transmitter got is what this end's receiver sent, less losses.
             for name, kind, count in (("ACK_RX", "ack", "ACK_TX"), ("NACK_RX", "nack", "NACK_TX"),
                                       ("CF_RX", "cf_update", "CF_TX"),
@@ -214,6 +215,10 @@ class TB(EthxEnv):
             s_cc = getattr(self.dut, f"{e}_s_cc").value.to_unsigned()
             r_cf = getattr(self.dut, f"{f}_r_cf").value.to_unsigned()
             assert s_cc == getattr(self.dut, f"{e}_s_cf").value.to_unsigned() == r_cf
+            for v in range(cfg.vcs):        # each frame took its credits once
+                used = sum(model.pkt_credits(len(f), cfg.credit_size, cfg.pkt_overhead)
+                           for f in self.offered[e][v])
+                assert s_cc >> (model.COUNT_BITS * v) & COUNT_MASK == used % (COUNT_MASK + 1)
 
 
 async def run(dut, frames, **kwargs):
@@ -243,6 +248,8 @@ async def lossy(dut):
     """3 % of every kind of frame lost or corrupted, both ways."""
     tb = await run(dut, 120, loss=_loss(0.03), settings={"cc_period": 700})
     assert tb.tx("a")["TX_REPLAYED"] > 0
+    if tb.config.seq_bits < 20:
+        assert tb.tx("a")["TX_OK"] > 2 << tb.config.seq_bits        # the sequence wrapped
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -276,3 +283,63 @@ CONFIGS = [
 def test_link(config):
     harness.run(EthxLinkPair(config), config, toplevel="ethx_link_pair",
                 test_module="tb.test_ethx_link")
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def vc_without_credit(dut):
+    """VC 0 of end a without credit (S_CL 0) while VC 1 flows; its frames wait in their queue
+    and go once the limit is back."""
+    tb = TB(dut)
+    limits = list(tb.settings["limits"])
+    tb.settings["limits"] = [0] + limits[1:]
+    await tb.start()
+    held = [tb.bridge_frame("a", vc=0, words=6) for _ in range(tb.config.queue_frames - 1)]
+    for frame in held:
+        tb.offer("a", frame)
+    await tb.traffic(max(20, 60 * tb.config.eth_bytes // 8), vcs=[1])
+    for _ in range(2000):
+        if len(tb.got["b"][1]) == len(tb.offered["a"][1]):
+            break
+        await ClockCycles(dut.clk, 50)
+    assert len(tb.got["b"][1]) == len(tb.offered["a"][1]) and not tb.got["b"][0]
+    tb.settings["limits"] = limits
+    tb.apply_settings()
+    await tb.settle()
+    tb.check()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def link_down_and_up(dut):
+    """Both ends' link goes down in the middle of traffic (everything on the wire lost) and
+    comes back before ``down_max``: the kept frames are replayed, none lost or doubled."""
+    tb = TB(dut, loss=_loss(0.01))
+    await tb.start()
+    frames = max(20, 80 * tb.config.eth_bytes // 8)
+    task = cocotb.start_soon(tb.traffic(frames))
+    for _ in range(3):
+        await ClockCycles(dut.clk, tb.rng.randrange(500, 3000))
+        tb.down = True
+        tb.set_up(0)
+        await ClockCycles(dut.clk, tb.rng.randrange(100, 2000))
+        tb.set_up(1)
+        tb.down = False
+    await task
+    await tb.settle()
+    tb.check()
+    assert sum(n for e in NODES for (k, why), n in tb.lost[e].items() if why == "down") > 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def full_replay_ring(dut):
+    """A round trip longer than the replay ring: the ring fills, frames wait for ACKs."""
+    cfg = LinkConfig.from_env()
+    delay = cfg.replay_frames * (cfg.rows(76) + 4)         # the ring's frames' time on the wire
+    frame = cfg.rows(cfg.max_wire_bytes)
+    tb = TB(dut, delay=delay, settings={"replay_timeout": min(0xFFFF, 4 * delay + 4 * frame),
+                                        "init_period": 3 * delay})
+    await tb.start(pause=0.0)
+    for _ in range(2 * cfg.replay_frames):
+        tb.offer("a", tb.bridge_frame("a", words=6))
+    await tb.settle()
+    tb.check()
+    assert tb.tx("a")["PEAK_REPLAY"] == cfg.replay_frames - 1
