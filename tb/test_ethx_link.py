@@ -177,9 +177,14 @@ class TB(EthxEnv):
         return {k.name: v for k, v in self.counts(LinkRxCount, f"{end}_rx_counts").items()}
 
     def check(self, flushed=False):
+        """Everything offered arrived once, in order per VC; with ``flushed``, but the frames
+        a FLUSH dropped, as many as the transmitter counted."""
         cfg = self.config
         for e in NODES:
             f = other(e)
+            if flushed:
+                self.check_flushed(e)
+                continue
             for v in range(cfg.vcs):
                 assert self.got[f][v] == self.offered[e][v], (e, v, len(self.got[f][v]),
                                                               len(self.offered[e][v]))
@@ -219,6 +224,31 @@ class TB(EthxEnv):
                 used = sum(model.pkt_credits(len(f), cfg.credit_size, cfg.pkt_overhead)
                            for f in self.offered[e][v])
                 assert s_cc >> (model.COUNT_BITS * v) & COUNT_MASK == used % (COUNT_MASK + 1)
+
+
+    def check_flushed(self, end):
+        """``end``'s frames: what arrived is what was offered less some frames, in order, and
+        every frame missing (CC_UPDATEs too: entered, never accepted) was FLUSHed."""
+        tx, rx, missing = self.tx(end), self.rx(other(end)), 0
+        for v in range(self.config.vcs):
+            got = iter(self.got[other(end)][v])
+            at = next(got, None)
+            for frame in self.offered[end][v]:
+                if frame == at:
+                    at = next(got, None)
+                else:
+                    missing += 1
+            assert at is None, (end, v, "a frame out of order, doubled or not offered")
+        delivered = sum(len(q) for q in self.got[other(end)])
+        assert rx["RX_OK"] == delivered + rx["CC_RX"]
+        # A flushed frame may have arrived (its ACK lost on the way down); one missing was
+        # flushed.
+        assert missing + tx["CC_TX"] - rx["CC_RX"] <= tx["TX_FLUSHED"], (missing, tx, rx)
+        s_cc = getattr(self.dut, f"{end}_s_cc").value.to_unsigned()
+        assert s_cc == getattr(self.dut, f"{end}_s_cf").value.to_unsigned()
+        assert s_cc == getattr(self.dut, f"{other(end)}_r_cf").value.to_unsigned()
+        assert self.source[end].empty() and self.sink[end].empty() and self.channel[end].idle()
+        self.dut._log.info("%s: %d frames flushed; tx %s; rx %s", end, missing, tx, rx)
 
 
 async def run(dut, frames, **kwargs):
@@ -343,3 +373,25 @@ async def full_replay_ring(dut):
     await tb.settle()
     tb.check()
     assert tb.tx("a")["PEAK_REPLAY"] == cfg.replay_frames - 1
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def link_down_too_long(dut):
+    """Down longer than ``down_max``: each transmitter FLUSHes (the kept frames dropped and
+    counted), then INITs once up; the CC_UPDATEs give back the flushed frames' credits."""
+    tb = TB(dut, settings={"down_max": 300, "cc_period": 400})
+    await tb.start()
+    frames = max(20, 60 * tb.config.eth_bytes // 8)
+    task = cocotb.start_soon(tb.traffic(frames))
+    await ClockCycles(dut.clk, 1500 * 8 // tb.config.eth_bytes)
+    tb.down = True
+    tb.set_up(0)
+    await ClockCycles(dut.clk, 600)
+    assert all(getattr(dut, f"{e}_tx_state").value == TxState.OFF.value for e in NODES)
+    tb.set_up(1)
+    tb.down = False
+    await task
+    await tb.settle()
+    tb.check(flushed=True)
+    assert sum(tb.tx(e)["TX_FLUSHED"] for e in NODES) > 0
+    assert all(tb.tx(e)["INIT_ECHO_RX"] >= 2 for e in NODES)

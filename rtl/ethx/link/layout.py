@@ -182,14 +182,15 @@ def settings_layout(config):
 
 def default_settings(config, round_trip=500):
     """Settings for a link whose round trip (wire, MACs and the peer's turnaround) is
-    ``round_trip`` clocks or less [ours]: the replay timer waits four longest frames and two
+    ``round_trip`` clocks or less [ours]: the replay timer waits eight longest frames and two
     round trips (it must exceed a longest frame and a round trip, or a replay never
-    completes and the link ends in FLUSH); every VC may use the whole receive buffer, and so
-    may the port."""
+    completes and the link ends in FLUSH; an ACK may wait for three frames on the way back:
+    one in the control sender and two on the wire); every VC may use the whole receive
+    buffer, and so may the port."""
     assert isinstance(config, LinkConfig)
     frame = config.rows(config.max_wire_bytes)
     return {
-        "replay_timeout": min(0xFFFF, 4 * frame + 2 * round_trip), "replay_max": 8,
+        "replay_timeout": min(0xFFFF, 8 * frame + 2 * round_trip), "replay_max": 8,
         "init_period": min(0xFFFF, frame + round_trip), "down_max": 20000,
         "ack_bytes": 2048, "ack_delay": 64, "cf_bytes": 2048, "cf_period": 512,
         "cc_period": 4096,
