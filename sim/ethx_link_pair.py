@@ -2,11 +2,12 @@
 the top of the link pair test."""
 
 from amaranth import Module
-from amaranth.lib.wiring import In
 
 from rtl.config import ConfiguredComponent
 from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.link import EthxLink
+
+from .ethx_pair import pass_ports
 
 __all__ = ["NODES", "EthxLinkPair"]
 
@@ -33,15 +34,5 @@ class EthxLinkPair(ConfiguredComponent):
         for end, node in NODES.items():
             m.submodules[end] = link = EthxLink(self.config)
             m.d.comb += link.node.eq(node)
-            for name, member in link.signature.members.items():
-                if name == "node":
-                    continue
-                ours, theirs = getattr(self, f"{end}_{name}"), getattr(link, name)
-                if member.is_port:
-                    pairs = [(ours, theirs, member.flow)]
-                else:
-                    pairs = [(getattr(ours, n), getattr(theirs, n), sub.flow)
-                             for n, sub in member.signature.members.items()]
-                for o, t, flow in pairs:
-                    m.d.comb += (t.eq(o) if flow == In else o.eq(t))
+            pass_ports(m, self, end, link, ("node",))
         return m

@@ -11,7 +11,7 @@ from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import window_layout
 
-__all__ = ["NODES", "WINDOW_LOG2", "EthxPair"]
+__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "pass_ports"]
 
 #: The two nodes' IDs.
 NODES = {"a": 1, "b": 2}
@@ -32,7 +32,9 @@ class EthxPair(ConfiguredComponent):
     def __init__(self, config):
         members = {}
         for end in NODES:
-            for name, member in EthxBridge(config).signature.members.items():
+            bridge = EthxBridge(config)
+            bridge._MustUse__silence = True         # built for its signature only
+            for name, member in bridge.signature.members.items():
                 if name not in _INTERNAL:
                     members[f"{end}_{name}"] = member
         super().__init__(config, members)
@@ -46,15 +48,21 @@ class EthxPair(ConfiguredComponent):
         for end, node in NODES.items():
             m.submodules[end] = bridge = EthxBridge(cfg)
             m.d.comb += [bridge.node.eq(node), bridge.windows.eq(windows)]
-            for name, member in bridge.signature.members.items():
-                if name in _INTERNAL:
-                    continue
-                ours, theirs = getattr(self, f"{end}_{name}"), getattr(bridge, name)
-                if member.is_port:
-                    pairs = [(ours, theirs, member.flow)]
-                else:
-                    pairs = [(getattr(ours, n), getattr(theirs, n), sub.flow)
-                             for n, sub in member.signature.members.items()]
-                for o, t, flow in pairs:
-                    m.d.comb += (t.eq(o) if flow == In else o.eq(t))
+            pass_ports(m, self, end, bridge, _INTERNAL)
         return m
+
+
+def pass_ports(m, outer, prefix, inner, skip):
+    """Join each port ``name`` of the component ``inner`` (a port, or a member of one level of
+    interface) to ``outer``'s ``<prefix>_<name>``, but those in ``skip``."""
+    for name, member in inner.signature.members.items():
+        if name in skip:
+            continue
+        ours, theirs = getattr(outer, f"{prefix}_{name}"), getattr(inner, name)
+        if member.is_port:
+            pairs = [(ours, theirs, member.flow)]
+        else:
+            pairs = [(getattr(ours, n), getattr(theirs, n), sub.flow)
+                     for n, sub in member.signature.members.items()]
+        for o, t, flow in pairs:
+            m.d.comb += (t.eq(o) if flow == In else o.eq(t))
