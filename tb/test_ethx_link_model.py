@@ -16,7 +16,7 @@ import pytest
 
 from rtl.model import ethx_link as link
 from rtl.model.ethx import TxState as BridgeTx
-from rtl.model.ethx import WriteResp, encode_frame, mac
+from rtl.model.ethx import WriteResp, encode_frame, header, mac
 from rtl.model.ethx_link import (
     Class,
     CreditReceiver,
@@ -59,7 +59,7 @@ def fcs_ok(wire):
 def bridge(vc, index, words=6, src=0, dst=1):
     """A bridge frame (no FCS) of ``16 + 8 * words`` bytes on ``vc``, tagged with ``index``."""
     body = index.to_bytes(4, "little") + bytes([vc]) + bytes(8 * words - 5)
-    return mac(dst) + mac(src) + b"\x88\xb5" + bytes([1 | vc << 4, 0]) + body
+    return header(dst, src, vc) + body
 
 
 def seed_of(name, fixed=None):

@@ -91,8 +91,8 @@ class TB(EthxEnv):
     def bridge_frame(self, vc=None, words=None):
         vc = self.rng.randrange(self.config.vcs) if vc is None else vc
         words = words or self.rng.choice([6, 7, 20, self.rng.randrange(6, 60)])
-        head = bridge_model.mac(self.node) + bridge_model.mac(9) + b"\x88\xb5"
-        return head + bytes([1 | vc << 4, 0]) + self.rng.randbytes(8 * words)
+        head = bridge_model.header(self.node, 9, vc)
+        return head + self.rng.randbytes(bridge_model.WORD * words)
 
     def put(self, wire, user=0):
         for beat in bytes_to_beats(wire, self.config.eth_bytes):
@@ -113,10 +113,9 @@ class TB(EthxEnv):
             self.llr.bad(0)
             return
         if self.llr.eligible(seq & self.mask, len(frame), 0):
-            vc = frame[14] >> 4 & 7
             self.expected.append(frame)
             self.outstanding += len(frame)
-            self.credit.accept(min(vc, self.config.vcs - 1), len(frame))
+            self.credit.accept(model.link_vc(frame, self.config.vcs), len(frame))
 
     def control(self, kind, seq=0, counts=()):
         self.put(model.encode_control(kind, 7, seq=seq & self.mask, counts=counts,
@@ -136,8 +135,7 @@ class TB(EthxEnv):
                 data += int(beat.data).to_bytes(self.config.eth_bytes, "little")
                 got = bool(beat.last)
             frames.append(data)
-            vc = data[14] >> 4 & 7
-            self.credit.free(min(vc, self.config.vcs - 1), len(data))
+            self.credit.free(model.link_vc(data, self.config.vcs), len(data))
             self.outstanding -= len(data)
             self.got = frames
 

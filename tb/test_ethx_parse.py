@@ -66,7 +66,7 @@ class TB(EthxEnv):
         for n, word in enumerate(words):
             self.source.send_nowait(data=word, last=int(n == len(words) - 1), node=src, vc=vc,
                                     left=len(words) - n)
-        header = model.mac(NODE) + model.mac(src) + b"\x88\xb5" + bytes([1 | vc << 4, 0])
+        header = model.header(NODE, src, vc)
         decoded = model.decode_frame(header + body, NODE, self.rx, fcs=False)
         foreign = src >= self.config.sources
         for record in decoded.records:

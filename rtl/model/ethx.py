@@ -22,7 +22,7 @@ __all__ = [
     "Read", "ReadData", "RecordError", "Resp", "RxState", "TxState", "Write", "WriteResp",
     "axi_error", "beat_addresses", "beat_words", "capacity", "container", "container_mask",
     "data_bytes", "decode_frame", "decode_words",
-    "encode_frame", "fcs_of", "mac", "naive_bytes", "node_of", "record_words", "split_write",
+    "encode_frame", "fcs_of", "header", "mac", "naive_bytes", "node_of", "record_words", "split_write", "vc_of",
     "wire_bytes", "worst",
 ]
 
@@ -357,6 +357,17 @@ def capacity(mtu):
     return (mtu - 2) // WORD
 
 
+def header(dst, src, vc=0):
+    """A frame's first 16 bytes: DA, SA, EtherType and the link header naming ``vc``."""
+    link = VERSION | _field(vc, 3, "vc") << 4
+    return mac(dst) + mac(src) + ETHERTYPE.to_bytes(2, "big") + link.to_bytes(2, "little")
+
+
+def vc_of(frame):
+    """The VC a frame's link header names (bits 6:4 of byte 14)."""
+    return frame[14] >> 4 & 7
+
+
 def encode_frame(dst, src, vc, records, state, *, fcs=True, mtu=1500):
     """A whole frame from ``src`` to ``dst`` on ``vc`` carrying ``records``; ``state`` is the
     transmitter's :class:`TxState` toward ``dst`` (updated)."""
@@ -364,8 +375,7 @@ def encode_frame(dst, src, vc, records, state, *, fcs=True, mtu=1500):
     if len(body) // WORD > capacity(mtu):
         raise ValueError(f"{len(body) // WORD} record words do not fit MTU {mtu}")
     body += bytes(max(0, MIN_WORDS * WORD - len(body)))
-    link = VERSION | _field(vc, 3, "vc") << 4
-    frame = mac(dst) + mac(src) + ETHERTYPE.to_bytes(2, "big") + link.to_bytes(2, "little") + body
+    frame = header(dst, src, vc) + body
     return frame + fcs_of(frame) if fcs else frame
 
 
@@ -488,8 +498,7 @@ def decode_frame(frame, node, states, *, fcs=True, mtu=1500):
 def decode_words(words, states, *, node=1, src=0):
     """The records of a list of record words (64-bit integers) as node ``node`` reads them from
     ``src`` (with ``states`` as in :func:`decode_frame`): a :class:`Decoded`."""
-    frame = mac(node) + mac(src) + ETHERTYPE.to_bytes(2, "big") + VERSION.to_bytes(2, "little")
-    frame += b"".join(w.to_bytes(WORD, "little") for w in words)
+    frame = header(node, src) + b"".join(w.to_bytes(WORD, "little") for w in words)
     frame += bytes(max(0, HEADER_BYTES + MIN_WORDS * WORD - len(frame)))
     return decode_frame(frame, node, states, fcs=False, mtu=9000)
 

@@ -28,14 +28,14 @@ from collections import deque
 from enum import Enum, IntEnum
 from typing import NamedTuple
 
-from rtl.model.ethx import ETHERTYPE, HEADER_BYTES, WORD, fcs_of, mac, node_of
+from rtl.model.ethx import ETHERTYPE, HEADER_BYTES, WORD, fcs_of, mac, node_of, vc_of
 
 __all__ = [
     "CONTROL_BYTES", "CONTROL_DA", "COUNT_BITS", "FCS_BYTES", "LINK_ETHERTYPE", "LINK_WORD_AT",
     "MAX_VCS", "MIN_BYTES", "RX_COUNTERS", "SEQ_BITS", "TX_COUNTERS",
     "Class", "Ctl", "CreditReceiver", "CreditSender", "Fate", "LlrRx", "LlrTx", "ModelLink",
     "Received", "RxState", "SeqClass", "TxState", "Why",
-    "classify", "encode_control", "goodput_bound", "max_wire_bytes", "pkt_credits",
+    "classify", "encode_control", "goodput_bound", "link_vc", "max_wire_bytes", "pkt_credits",
     "random_loss", "seq_class", "to_wire", "wire_bytes_of",
 ]
 
@@ -220,7 +220,7 @@ def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS):
     seq = int.from_bytes(wire[LINK_WORD_AT:LINK_WORD_AT + LINK_WORD_BYTES], "little") & mask
     if ethertype == ETHERTYPE:
         frame = wire[:LINK_WORD_AT] + wire[LINK_WORD_AT + LINK_WORD_BYTES:-FCS_BYTES]
-        return Received(Class.DATA, seq=seq, frame=frame, vc=wire[14] >> 4 & 7, node=node)
+        return Received(Class.DATA, seq=seq, frame=frame, vc=vc_of(wire), node=node)
     try:
         kind = Ctl(wire[14])
     except ValueError:
@@ -719,6 +719,12 @@ def pkt_credits(length, credit_size, overhead=0):
     return -(-(length + overhead) // credit_size)
 
 
+def link_vc(frame, vcs):
+    """The link VC of a bridge frame: the VC it names; VCs at or above ``vcs`` share the last
+    one [link README §4] [ours]."""
+    return min(vc_of(frame), vcs - 1)
+
+
 def _check_vcs(vcs):
     if not 1 <= vcs <= MAX_VCS:
         raise ValueError(f"vcs must be 1 .. {MAX_VCS}, not {vcs}")
@@ -960,7 +966,7 @@ class ModelLink:
 
     def offer(self, frame):
         """Queue a bridge frame (``16 + 8n`` bytes) on the VC of its byte 14."""
-        vc = frame[14] >> 4 & 7
+        vc = vc_of(frame)
         if vc >= self.vcs:
             raise ValueError(f"VC {vc} >= vcs {self.vcs}")
         self.queues[vc].append(bytes(frame))

@@ -3,9 +3,16 @@
 import dataclasses
 
 from ...config import BlockConfig, check_int
-from ...model.ethx_link import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES
+from ...model.ethx import HEADER_BYTES, MIN_WORDS, WORD
+from ...model.ethx_link import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES, MIN_BYTES, wire_bytes_of
 
-__all__ = ["CONTROL_BYTES", "FCS_BYTES", "LINK_WORD_BYTES", "LinkConfig"]
+__all__ = ["CONTROL_BYTES", "FCS_BYTES", "LINK_WORD_BYTES", "MIN_BYTES", "MIN_FRAME_BYTES",
+           "LinkConfig"]
+
+#: DA, SA and EtherType: a frame is at most this and the MTU [802.3].
+MAC_HEADER_BYTES = 14
+#: The smallest bridge frame (no FCS): its header and six record words [../README.md §1].
+MIN_FRAME_BYTES = HEADER_BYTES + MIN_WORDS * WORD
 
 #: Stream widths: every field of a wire frame starts on a beat [README §1].
 ETH_WIDTHS = (8, 32, 64)
@@ -78,12 +85,12 @@ class LinkConfig(BlockConfig):
     @property
     def max_frame_bytes(self):
         """Bytes of the longest bridge frame (no FCS)."""
-        return 14 + self.mtu
+        return MAC_HEADER_BYTES + self.mtu
 
     @property
     def max_wire_bytes(self):
         """Bytes of the longest wire frame: link word and FCS added [README §1]."""
-        return self.max_frame_bytes + LINK_WORD_BYTES + FCS_BYTES
+        return wire_bytes_of(self.max_frame_bytes)
 
     def rows(self, nbytes):
         """Beats of ``nbytes`` bytes."""

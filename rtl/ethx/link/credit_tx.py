@@ -5,7 +5,7 @@ from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
-from .config import LINK_WORD_BYTES, LinkConfig
+from .config import CONTROL_BYTES, LINK_WORD_BYTES, LinkConfig
 from .credit_rx import credits_of
 from .layout import (
     COUNT_BITS, Ctl, control_header, control_layout, ctl_in_layout, eth_stream, head_layout,
@@ -16,7 +16,7 @@ __all__ = ["CreditTx"]
 
 #: A CC_UPDATE as it enters the ring: the control frame without its link word (bytes 16 .. 23),
 #: which the ring puts in [README §1].
-_CC_BYTES = 64 - LINK_WORD_BYTES
+_CC_BYTES = CONTROL_BYTES - LINK_WORD_BYTES
 
 
 class CreditTx(ConfiguredComponent):
@@ -140,8 +140,7 @@ class CreditTx(ConfiguredComponent):
         m.d.comb += [now.counts[v].eq(self.s_cc[v]) for v in range(cfg.vcs)]
         beats = _CC_BYTES // cfg.eth_bytes
         k = Signal(range(beats))
-        bits = frame.as_value()
-        sent = Cat(bits[:16 * 8], bits[24 * 8:64 * 8])
+        sent = Cat(*(frame[name] for name in control_layout.members if name != "word"))
         with m.If(self.start & self.cc):
             m.d.sync += [frame.eq(now), o.valid.eq(1)]
         m.d.comb += [o.p.data.eq(sent.word_select(k, cfg.eth_width)),

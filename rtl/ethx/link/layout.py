@@ -3,12 +3,12 @@ formats are README §1; the numbers are :mod:`rtl.model.ethx_link`'s."""
 
 import enum as py_enum
 
-from amaranth import Mux
+from amaranth import Cat, Const, Mux, Shape
 from amaranth.lib import data, enum
 
 from ...model import ethx_link as model
 from ...model.ethx import MAC_PREFIX
-from ..layout import eth_beat_layout, eth_stream
+from ..layout import eth_beat_layout, eth_stream, link_header_layout
 from .config import LinkConfig
 
 __all__ = [
@@ -45,9 +45,14 @@ class Ctl(enum.Enum, shape=8):
 ctl_requests_layout = data.StructLayout({"echo": 1, "init": 1, "nack": 1, "ack": 1, "cf": 1})
 
 
+def vc_shape_of(vcs):
+    """The shape of a link VC number of ``vcs`` VCs (at least one bit)."""
+    return range(max(2, vcs))
+
+
 def vc_shape(config):
     """The shape of a link VC number (at least one bit)."""
-    return range(max(2, config.vcs))
+    return vc_shape_of(config.vcs)
 
 
 #: A link-control frame, 64 bytes before its FCS [README §1]; byte ``k`` in bits ``8k+7:8k``.
@@ -99,10 +104,11 @@ class Class(enum.Enum, shape=3):
     CONTROL = 4     # ACK, NACK, INIT, INIT_ECHO, CF_UPDATE
 
 
-def link_vc(field, vcs):
-    """The link VC of a bridge frame whose link header names VC ``field``: VCs at or above
-    ``vcs`` share the last one [ours]."""
-    return Mux(field >= vcs, vcs - 1, field)
+def link_vc(byte14, vcs):
+    """The link VC of a bridge frame whose link header's first byte is ``byte14``: the VC it
+    names, and VCs at or above ``vcs`` share the last one [ours]."""
+    field = data.View(link_header_layout, Cat(byte14, Const(0, 8))).vc
+    return Mux(field >= vcs, vcs - 1, field)[:Shape.cast(vc_shape_of(vcs)).width]
 
 
 def verdict_layout(config):

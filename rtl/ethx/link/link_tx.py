@@ -89,7 +89,8 @@ class LinkTx(ConfiguredComponent):
             llr.credit_errors.eq(credit.credit_errors), llr.malformed.eq(queues.malformed),
             self.state.eq(llr.state), self.counts.eq(llr.counts),
             self.kept.eq((llr.next - llr.acked)[:cfg.seq_bits]),
-            ctl_tx.want.eq(self.want), ctl_tx.want.init.eq(llr.want_init),
+            ctl_tx.want.eq(self.want),
+            ctl_tx.want.init.eq(llr.want_init),     # over the receive side's (never set)
             self.sent.eq(ctl_tx.sent), llr.init_sent.eq(ctl_tx.sent.init),
             ctl_tx.last_good.eq(self.last_good), ctl_tx.echo_seq.eq(self.echo_seq),
             ctl_tx.init_seq.eq(llr.acked), ctl_tx.r_cf.eq(self.r_cf), ctl_tx.node.eq(self.node),

@@ -7,17 +7,14 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
-from ...model.ethx import HEADER_BYTES
-from .config import LinkConfig
+from ...model.ethx import HEADER_BYTES, WORD
+from .config import MIN_FRAME_BYTES, LinkConfig
 from .layout import eth_stream, head_layout, link_vc, vc_shape
 
 __all__ = ["TxQueues"]
 
-#: The byte whose bits 6:4 name a bridge frame's VC [../README.md §1].
+#: The link header's first byte, with the bridge frame's VC [../README.md §1].
 _VC_BYTE = 14
-#: The shortest frame a bridge sends [../README.md §1]; frames are a multiple of 8 bytes.
-_SMALLEST = 64
-_WORD = 8
 
 
 class TxQueues(ConfiguredComponent):
@@ -98,7 +95,7 @@ class TxQueues(ConfiguredComponent):
             i.ready.eq(hold.w_rdy & vcq.w_rdy),
             hold.w_en.eq(take), hold.w_data.eq(Cat(i.p.data, i.p.keep, i.p.last)),
             vcq.w_en.eq(take & (at_vc | (i.p.last & (pos < _VC_BYTE)))),
-            vcq.w_data.eq(Cat(link_vc(byte14[4:7], cfg.vcs)[:Shape.cast(vc_shape(cfg)).width], ~at_vc)),
+            vcq.w_data.eq(Cat(link_vc(byte14, cfg.vcs), ~at_vc)),
         ]
         with m.If(take):
             m.d.sync += pos.eq(Mux(i.p.last, 0, Mux(pos > _VC_BYTE, pos, pos + cfg.eth_bytes)))
@@ -132,8 +129,8 @@ class TxQueues(ConfiguredComponent):
         with m.If(pop & ((beat.keep != ones) | full)):
             m.d.sync += bad.eq(1)
         length = nbytes + cfg.eth_bytes
-        good = ~bad & (beat.keep == ones) & ~full & (length >= _SMALLEST) \
-            & (length[:3] == 0)
+        good = (~bad & (beat.keep == ones) & ~full & (length >= MIN_FRAME_BYTES)
+                & ((length & (WORD - 1)) == 0))
         done = pop & beat.last
         for v in range(cfg.vcs):
             m.d.comb += [heads[v].w_data.eq(length), heads[v].w_en.eq(done & good & (vc == v))]

@@ -8,7 +8,8 @@ from amaranth.lib.wiring import In, Out
 from ...config import ConfiguredComponent
 from ...crc import Crc32, CrcConfig
 from ...model.ethx import ETHERTYPE, HEADER_BYTES
-from .config import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES, LinkConfig
+from ...model.ethx import WORD
+from .config import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES, MIN_BYTES, LinkConfig
 from .layout import (
     CAPTURE_FROM, LINK_ETHERTYPE, Class, Ctl, capture_layout, eth_stream, link_vc,
     rx_beat_layout,
@@ -123,8 +124,8 @@ class RxCheck(ConfiguredComponent):
         etype = Cat(cap.type_lo, cap.type_hi)
         ours, link = etype == ETHERTYPE, etype == LINK_ETHERTYPE
         length = info.length
-        bad = (info.user | (length < 64) | (length > cfg.max_wire_bytes) | ~fcs_ok
-               | (ours & (length[:3] != FCS_BYTES))
+        bad = (info.user | (length < MIN_BYTES) | (length > cfg.max_wire_bytes) | ~fcs_ok
+               | (ours & ((length & (WORD - 1)) != FCS_BYTES))
                | (link & (length != CONTROL_BYTES + FCS_BYTES)))
         control = link & kind.as_value().matches(*_CONTROL_KINDS)
         with m.If(bad):
@@ -141,7 +142,7 @@ class RxCheck(ConfiguredComponent):
             verdict.kind.eq(Mux(link, kind, Ctl.NONE)),
             verdict.seq.eq(cap.word.seq),
             verdict.bytes.eq(Mux(bad, 0, length - LINK_WORD_BYTES - FCS_BYTES)),
-            verdict.vc.eq(link_vc(cap.b14[4:7], cfg.vcs)),
+            verdict.vc.eq(link_vc(cap.b14, cfg.vcs)),
         ]
         for v in range(cfg.vcs):
             m.d.comb += verdict.counts[v].eq(cap.counts[v])

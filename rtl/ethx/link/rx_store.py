@@ -7,13 +7,11 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
-from .config import LinkConfig
+from .config import MIN_FRAME_BYTES, LinkConfig
 from .layout import Class, eth_stream, frame_layout, freed_layout, rx_beat_layout, verdict_layout
 
 __all__ = ["RxStore"]
 
-#: The smallest bridge frame: every frame in the buffer takes at least this much [README §1].
-_SMALLEST = 64
 
 
 class RxStore(ConfiguredComponent):
@@ -58,7 +56,7 @@ class RxStore(ConfiguredComponent):
         rows = cfg.rx_bytes // cfg.eth_bytes
         m.submodules.mem = mem = Memory(shape=cfg.eth_width, depth=rows, init=[])
         m.submodules.frames = frames = SyncFIFOBuffered(
-            width=frame_layout(cfg).size, depth=cfg.rx_bytes // _SMALLEST)
+            width=frame_layout(cfg).size, depth=cfg.rx_bytes // MIN_FRAME_BYTES)
         head = Signal(range(2 * rows))          # the oldest row not yet read out
         self._write(m, mem, frames, head, rows)
         self._read(m, mem, frames, head, rows)
