@@ -32,9 +32,10 @@ def other(end):
 class PairEnv(EthxEnv):
     """Both bridges of the pair with their GPUs (``gpu[end]``), memories (``ram[end]``) and the
     channels from each end (``channel[end]``, see :class:`~sim.ethx_channel.EthxChannel` for
-    ``delay`` and ``line_rate``); ``quiet`` keeps the AXI models from logging each access."""
+    ``delay`` and ``line_rate``; none with ``channels`` false: the top has its own wire);
+    ``quiet`` keeps the AXI models from logging each access."""
 
-    def __init__(self, dut, *, delay=20, line_rate=False, quiet=False):
+    def __init__(self, dut, *, delay=20, line_rate=False, quiet=False, channels=True):
         super().__init__(dut)
         if quiet:           # the AXI models log every transaction at INFO
             for e in NODES:
@@ -47,7 +48,7 @@ class PairEnv(EthxEnv):
         for ram in self.ram.values():
             ram.write(0, self.rng.randbytes(MEMORY))
         self.channel = {e: EthxChannel(dut, self.config, e, other(e), delay=delay,
-                                       line_rate=line_rate) for e in NODES}
+                                       line_rate=line_rate) for e in NODES} if channels else {}
         self.user = user_layout(self.config)
 
     def user_bits(self, dest, order=0):
@@ -77,10 +78,11 @@ class PairEnv(EthxEnv):
             moved += access.length
         return moved
 
-    async def traffic(self, count, workers=3):
+    async def traffic(self, count, workers=3, settle=20_000):
         """Random traffic from both GPUs at once, ``workers`` workers each (regions of
         :data:`REGION` bytes apart), ``count`` accesses a worker; then, once every write has
-        landed (with write proxy they land after their B), both memories checked whole.
+        landed (with write proxy they land after their B; waiting up to ``settle`` clocks),
+        both memories checked whole.
         Returns the bytes read and written."""
         expect = {e: bytearray(memory) for e, memory in self.memories().items()}
         tasks = [cocotb.start_soon(self.worker(e, count, expect, REGION * (1 + w)))
@@ -88,7 +90,7 @@ class PairEnv(EthxEnv):
         moved = 0
         for task in tasks:
             moved += await task
-        for _ in range(100):
+        for _ in range(settle // 200):
             if self.memories() == {e: bytes(m) for e, m in expect.items()}:
                 break
             await ClockCycles(self.dut.clk, 200)

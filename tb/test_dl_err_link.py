@@ -14,7 +14,8 @@ from amaranth.sim import Simulator
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from rtl.dl.err_link import ErrLinkConfig, ErrorLink, _Xorshift64, counters_layout
+from rtl.dl.err_link import ErrLinkConfig, ErrorLink, counters_layout
+from rtl.xorshift import Xorshift64
 from rtl.dl.layout import BEAT_BITS, BEATS_PER_FLIT, phy_beat_layout
 from rtl.model import err_link as model
 from sim import harness
@@ -167,7 +168,7 @@ def test_elaborates_without_reset():
 def test_generator_rtl_matches_model():
     """The RTL generator (in Amaranth's simulator): without a reset it starts as if seed 0 had
     been loaded; then it follows the model through advances, loads, and both at once."""
-    dut = _Xorshift64()
+    dut = Xorshift64()
 
     async def bench(ctx):
         state = model.nonzero_seed(0)           # the state whose draws the RTL must show

@@ -10,6 +10,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import BlockConfig, ConfiguredComponent, check_int
 from ..model import err_link as model
+from ..xorshift import Xorshift64
 from .layout import BEAT_BITS, phy_beat_layout, phy_stream
 
 __all__ = ["ErrLinkConfig", "ErrorLink", "control_members", "counters_layout"]
@@ -22,9 +23,6 @@ MAX_BURST_LENGTH = (1 << 16) - 1
 
 #: The counters port: 32-bit wrapping counts, in :data:`rtl.model.err_link.COUNTERS` order.
 counters_layout = data.StructLayout({name: model.COUNTER_BITS for name in model.COUNTERS})
-
-#: One beat's random fields (:data:`rtl.model.err_link.DRAW_FIELDS`).
-_draws_layout = data.StructLayout(dict(model.DRAW_FIELDS))
 
 #: A beat and its fate, registered between its acceptance and the delay line.
 _stage_layout = data.StructLayout({
@@ -215,7 +213,7 @@ class ErrorLink(ConfiguredComponent):
         # The delay line takes its time stamp from ``stage``, so the decoding clock adds no
         # latency. ``i.ready`` counts the beats held (``_admit``).
         m = Module()
-        m.submodules.generator = generator = _Xorshift64()
+        m.submodules.generator = generator = Xorshift64()
         m.submodules.line = line = _DelayLine(self.config)
         accept = self.i.valid & self.i.ready
         m.d.comb += [
@@ -304,33 +302,6 @@ class ErrorLink(ConfiguredComponent):
         m.d.sync += [held.eq(after), self.i.ready.eq(after < depth)]
 
 
-class _Xorshift64(wiring.Component):
-    """Random draws: two xorshift64 steps at each ``advance``; ``load`` restarts from ``seed``
-    (:class:`rtl.model.err_link.Generator`). The state has no reset of its own: the owner
-    drives ``load`` from it. It starts (in a simulation, or a bitstream) as if seed 0 had been
-    loaded, so that it works in a reset-less domain too.
-
-    The two steps are one GF(2) matrix, derived from the model: each bit of the draws is the
-    XOR of at most 12 bits of the state, two LUT levels. The seed has its own copy of the
-    matrix, so that neither its zero test nor ``load`` comes before the XORs.
-    """
-
-    seed: In(64)
-    load: In(1)
-    advance: In(1)
-    draws: Out(_draws_layout)
-
-    def elaborate(self, platform):
-        m = Module()
-        zero_seed = model.draw_words(model.nonzero_seed(0))
-        words = Signal(Shape.cast(_draws_layout).width, reset_less=True, init=zero_seed)
-        seeded = Mux(self.seed == 0, zero_seed, _draw_words(self.seed))
-        with m.If(self.load | self.advance):
-            m.d.sync += words.eq(Mux(self.load, seeded, _draw_words(words[64:])))
-        m.d.comb += self.draws.eq(words)
-        return m
-
-
 class _DelayLine(wiring.Component):
     """Hold each beat until ``delay - 2`` clocks (``_LEAD``) after its ``arrive`` strobe, then
     release it to ``o``, in order. ``delay`` is taken a clock before it is used.
@@ -379,17 +350,6 @@ class _DelayLine(wiring.Component):
         ]
         m.d.sync += released.eq(released + (stamps.r_rdy & stamps.r_en) - leave)
         return m
-
-
-#: Rows of the GF(2) matrix of :func:`rtl.model.err_link.draw_words` (which is linear): row
-#: ``r`` masks the state bits whose XOR is bit ``r`` of the draws.
-_DRAW_ROWS = [sum((model.draw_words(1 << i) >> r & 1) << i for i in range(64))
-              for r in range(Shape.cast(_draws_layout).width)]
-
-
-def _draw_words(state):
-    """The draws that follow the 64-bit ``state``: :func:`rtl.model.err_link.draw_words`."""
-    return Cat(*(Cat(state[i] for i in range(64) if row >> i & 1).xor() for row in _DRAW_ROWS))
 
 
 def _at_most(value, limit):

@@ -1,0 +1,95 @@
+"""Two ETH-X bridges, each behind its lossless link, joined by two error-injecting channels:
+the top of the lossy system test and of the lossy ``make sim`` scenario.
+
+The top's configuration is the bridges' (built with ``fcs=False``: the link adds and checks
+the FCS); the link's and the channels' follow from it (:func:`link_config`,
+:func:`channel_config`), so that one configuration names the build.
+"""
+
+from amaranth import Module
+from amaranth.lib import data, wiring
+
+from rtl.config import ConfiguredComponent
+from rtl.ethx.bridge import EthxBridge
+from rtl.ethx.config import EthxConfig
+from rtl.ethx.layout import window_layout
+from rtl.ethx.link.channel import ChannelConfig, EthxChannel
+from rtl.ethx.link.config import LinkConfig
+from rtl.ethx.link.link import EthxLink
+
+from .ethx_pair import NODES, WINDOW_LOG2, pass_ports
+
+__all__ = ["EthxLossyPair", "channel_config", "link_config"]
+
+#: Bridge ports the pair sets itself; the Ethernet ones go to the link.
+_BRIDGE_INTERNAL = ("node", "windows", "tx", "rx")
+#: Link ports joined inside the pair.
+_LINK_INTERNAL = ("i", "o", "tx", "rx", "node")
+#: Channel ports joined inside the pair.
+_CHANNEL_INTERNAL = ("i", "o")
+#: Virtual channels of the links [ours]: the bridge's AxUSER VC picks one.
+VCS = 2
+#: Largest channel delay, in clocks.
+MAX_DELAY = 1024
+
+
+def link_config(config):
+    """The links' configuration for bridges of ``config``."""
+    return LinkConfig(eth_width=config.eth_width, mtu=config.mtu, vcs=VCS)
+
+
+def channel_config(config):
+    """The channels' configuration for bridges of ``config``."""
+    return ChannelConfig(eth_width=config.eth_width,
+                         max_frame_bytes=link_config(config).max_wire_bytes,
+                         max_delay=MAX_DELAY)
+
+
+def _members(component, prefix, skip):
+    component._MustUse__silence = True      # built for its signature only
+    return {f"{prefix}_{name}": member for name, member in component.signature.members.items()
+            if name not in skip}
+
+
+class EthxLossyPair(ConfiguredComponent):
+    """Bridges ``a`` (node 1) and ``b`` (node 2) as :class:`sim.ethx_pair.EthxPair` (their
+    ports ``a_<port>``, ``b_<port>`` but the Ethernet ones), each bridge's Ethernet side through
+    an :class:`~rtl.ethx.link.link.EthxLink` (ports ``<end>_link_<port>``), each link's wire
+    to the other's through an :class:`~rtl.ethx.link.channel.EthxChannel` (ports
+    ``<end>_wire_<port>``: the channel from ``end``)."""
+
+    config_class = EthxConfig
+
+    def __init__(self, config):
+        if config.fcs:
+            raise ValueError("EthxLossyPair: the bridges must be built with fcs=False")
+        members = {}
+        for end in NODES:
+            members |= _members(EthxBridge(config), end, _BRIDGE_INTERNAL)
+            members |= _members(EthxLink(link_config(config)), f"{end}_link", _LINK_INTERNAL)
+            members |= _members(EthxChannel(channel_config(config)), f"{end}_wire",
+                                _CHANNEL_INTERNAL)
+        super().__init__(config, members)
+
+    def elaborate(self, platform):
+        cfg = self.config
+        m = Module()
+        window = {"base": 0, "size_log2": WINDOW_LOG2,
+                  "sources": sum(1 << node for node in NODES.values()), "enable": 1}
+        windows = data.ArrayLayout(window_layout(cfg), cfg.windows).const([window])
+        bridges, links, wires = {}, {}, {}
+        for end, node in NODES.items():
+            m.submodules[end] = bridges[end] = EthxBridge(cfg)
+            m.submodules[f"{end}_link"] = links[end] = EthxLink(link_config(cfg))
+            m.submodules[f"{end}_wire"] = wires[end] = EthxChannel(channel_config(cfg))
+            m.d.comb += [bridges[end].node.eq(node), bridges[end].windows.eq(windows),
+                         links[end].node.eq(node)]
+            pass_ports(m, self, end, bridges[end], _BRIDGE_INTERNAL)
+            pass_ports(m, self, f"{end}_link", links[end], _LINK_INTERNAL)
+            pass_ports(m, self, f"{end}_wire", wires[end], _CHANNEL_INTERNAL)
+        for end, far in (("a", "b"), ("b", "a")):
+            wiring.connect(m, bridges[end].tx, links[end].i)
+            wiring.connect(m, links[end].o, bridges[end].rx)
+            wiring.connect(m, links[end].tx, wires[end].i)
+            wiring.connect(m, wires[end].o, links[far].rx)
+        return m
