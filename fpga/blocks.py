@@ -26,6 +26,9 @@ from rtl.dl.err_link import ErrLinkConfig, ErrorLink
 from rtl.dl.layout import DlConfig
 from rtl.ethx.aggregate import Aggregator
 from rtl.ethx.bridge import EthxBridge
+from rtl.ethx.link.channel import ChannelConfig, EthxChannel
+from rtl.ethx.link.config import LinkConfig
+from rtl.ethx.link.link import EthxLink
 from rtl.ethx.completer import Completer
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.deframer import EthxDeframer
@@ -64,6 +67,9 @@ BLOCKS = [
     ("ethx_aggregate", Aggregator, EthxConfig(), "abc"),
     ("ethx_bridge", EthxBridge, EthxConfig(), "abc"),
     ("ethx_bridge", EthxBridge, EthxConfig(eth_width=8), "abc", "LFE5U-25F"),
+    ("ethx_link", EthxLink, LinkConfig(eth_width=64), "abc"),
+    ("ethx_link", EthxLink, LinkConfig(eth_width=8), "abc", "LFE5U-25F"),
+    ("ethx_channel", EthxChannel, ChannelConfig(eth_width=64), "abc9"),
 ]
 
 #: Default device.

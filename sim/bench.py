@@ -36,12 +36,14 @@ import sys
 from rtl.crc import Crc32, CrcConfig
 from rtl.dl.layout import BEATS_PER_FLIT
 from rtl.ethx.config import EthxConfig
+from rtl.ethx.link.config import LinkConfig
 from rtl.tl.layout import TlConfig
 from rtl.tl.rx import TlRx
 from rtl.tl.tx import TlTx
 from sim import dl_model_link, harness, toolchain
 from sim.dl_link import DL_LINK, DlLink
 from sim.dl_link_env import bound, go_back_n
+from sim.ethx_link_pair import EthxLinkWire
 from sim.ethx_pair import EthxPair
 
 #: Flit times of the golden-model link per BER point, at least (or as many as the RTL ran).
@@ -250,8 +252,71 @@ def bench_ethx(out):
     return wrong
 
 
+#: The lossless link's benchmark configuration: 64-bit, the defaults (replay ring and receive
+#: buffer cover the round trip of :data:`sim.ethx_link_bench.DELAY`).
+ETHX_LINK_CONFIG = LinkConfig(eth_width=64)
+
+
+def bench_ethx_link(out):
+    config = ETHX_LINK_CONFIG
+    result = _run(EthxLinkWire(config), config, "ethx_link_wire", "sim.ethx_link_bench", out)
+    m = result["round_trip_frames"]
+    clean = result["rows"][0]["goodput"]           # the error-free rate: go-back-N's 1
+    for row in result["rows"]:
+        row["efficiency"] = row["goodput"] / clean
+        row["ratio"] = row["efficiency"] / row["bound"]
+    out.write_text(json.dumps(result, indent=2))
+    print(f"\nETH-X lossless link, a to b over error-injecting channels "
+          f"({out.relative_to(toolchain.REPO)})")
+    print(f"  {result['frame_bytes']}-byte frames ({result['wire_beats']} wire beats), delay "
+          f"{result['delay']} clocks each way; round trip m = {m:.2f} frames replayed per lone "
+          f"loss {result['lone_losses']}")
+    print(f"  error-free: {clean:.2%} of the wire's rate")
+    print(f"  {'FER':>7} {'q seen':>8} {'frames':>7} {'replayed':>8} {'goodput':>8} {'of clean':>8}"
+          f" {'bound':>7} {'ratio':>6}")
+    for row in result["rows"]:
+        print(f"  {row['fer']:>7.0e} {row['q_seen']:>8.2e} {row['frames']:>7} "
+              f"{row['replayed']:>8} {row['goodput']:>8.2%} {row['efficiency']:>8.2%} "
+              f"{row['bound']:>7.2%} {row['ratio']:>6.3f}")
+    c = result["credit_limited"]
+    print(f"  credit-limited: VC limit {c['limit_credits']} credits of {c['credit_size']} B, "
+          f"credit round trip {c['credit_round_trip']} clocks: {c['bytes_per_clock']:.2f} B/clock"
+          f" (credits / round trip {c['predicted']:.2f}, whole frames "
+          f"{c['predicted_frames']:.2f}; line {c['line_bytes_per_clock']})")
+    long = result["long_run"]
+    print(f"  long run: {long['frames']} frames both ways at FER {long['fer']:.0e} both ways, "
+          f"{long['dropped']} dropped, {long['replayed']} replayed, {long['bad']} out of order")
+    _plot_ethx_link(result, out.with_suffix(".png"))
+    failures = [f"link goodput at FER {row['fer']:.0e}: {row['ratio']:.3f} of the bound"
+                for row in result["rows"] if abs(row["ratio"] - 1) > 0.03]
+    failures += [f"link: {result['bad'] + long['bad']} frames out of order"] if (
+        result["bad"] or long["bad"]) else []
+    return failures
+
+
+def _plot_ethx_link(result, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+    from rtl.model.ethx_link import goodput_bound
+    m = result["round_trip_frames"]
+    rows = [row for row in result["rows"] if row["fer"] > 0]
+    fine = [10 ** (k / 10) for k in range(-65, -15)]
+    figure, axes = pyplot.subplots(figsize=(6, 4))
+    axes.semilogx(fine, [goodput_bound(q, m) for q in fine], label=f"go-back-N bound, m = {m:.2f}")
+    axes.semilogx([row["q_seen"] or row["fer"] for row in rows],
+                  [row["efficiency"] for row in rows], "o", label="RTL, a to b (of error-free)")
+    axes.set_xlabel("frame error rate")
+    axes.set_ylabel("goodput / error-free goodput")
+    axes.set_title("ETH-X lossless link: go-back-N goodput")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
 BENCHES = {"crc": bench_crc, "tl": bench_tl, "addrcache": bench_addrcache, "dl": bench_dl,
-           "ethx": bench_ethx}
+           "ethx": bench_ethx, "ethx_link": bench_ethx_link}
 
 
 def main():

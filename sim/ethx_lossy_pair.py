@@ -13,10 +13,11 @@ from rtl.config import ConfiguredComponent
 from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import window_layout
-from rtl.ethx.link.channel import ChannelConfig, EthxChannel
+from rtl.ethx.link.channel import EthxChannel
 from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.link import EthxLink
 
+from . import ethx_link_pair
 from .ethx_pair import NODES, WINDOW_LOG2, pass_ports
 
 __all__ = ["EthxLossyPair", "channel_config", "link_config"]
@@ -40,9 +41,7 @@ def link_config(config):
 
 def channel_config(config):
     """The channels' configuration for bridges of ``config``."""
-    return ChannelConfig(eth_width=config.eth_width,
-                         max_frame_bytes=link_config(config).max_wire_bytes,
-                         max_delay=MAX_DELAY)
+    return ethx_link_pair.channel_config(link_config(config), max_delay=MAX_DELAY)
 
 
 def _members(component, prefix, skip):

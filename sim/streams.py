@@ -44,6 +44,10 @@ class LayoutSource:
         """Whether every queued beat has been handed to the DUT."""
         return self._source.empty()
 
+    def count(self):
+        """Beats queued, not yet handed to the DUT."""
+        return self._source.count()
+
     async def wait(self):
         await self._source.wait()
 

@@ -1,6 +1,6 @@
 """``make sim``: the system simulation and its report.
 
-Five scenarios:
+Six scenarios:
 
 - ``crc``: the 512-bit CRC-32 engine fed several thousand random Ethernet frames (checked by
   their FCS) and 640-byte UALink DL-flit-sized blocks (CRC generated), every result compared
@@ -19,7 +19,11 @@ Five scenarios:
   AXI4 accesses of every burst type from four workers on each GPU at once
   (``SIM_ETHX_ACCESSES`` each), every read and both memories checked, then the release litmus
   and the message-passing litmus with acquire (``SIM_ETHX_ROUNDS`` rounds each), with frames,
-  wire bytes, bytes per clock and the serving sides' counters.
+  wire bytes, bytes per clock and the serving sides' counters;
+- ``ethx_lossy``: the same bridges behind lossless links over error-injecting channels
+  (:mod:`sim.ethx_lossy_system`) losing ``SIM_LOSSY_FER`` (1e-3) of frames and flipping bits at
+  ``SIM_LOSSY_BER`` (1e-6) both ways: random accesses and the message-passing litmus, with the
+  channels' faults and the links' replays.
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
 ``SIM_SCENARIOS=a,b`` runs only those scenarios, ``SEED=n`` reproduces a run, ``WAVES=1``
@@ -36,6 +40,7 @@ from rtl.ethx.config import EthxConfig
 from rtl.tl.layout import TlConfig
 from sim import harness, toolchain
 from sim.dl_link_env import TL_PER_CLOCK
+from sim.ethx_lossy_pair import EthxLossyPair
 from sim.ethx_pair import EthxPair
 from sim.tl_link import TlLink
 from sim.ualink_link import UALINK_LINK, UalinkLink
@@ -48,6 +53,8 @@ TL_CONFIG = TlConfig()
 TL_CACHE_CONFIG = TlConfig(cache_ways=4, cache_rows=1024, cache_rx_index="DSTACCID")
 #: The ETH-X bridges simulated: those of the system test (4 sources).
 ETHX_CONFIG = EthxConfig(sources=4)
+#: The lossy scenario's bridges: the link adds and checks the FCS.
+ETHX_LOSSY_CONFIG = EthxConfig(sources=4, fcs=False)
 
 
 def _run(component, config, toplevel, module, part, env):
@@ -155,6 +162,32 @@ def _ethx_rows(figures):
     ]
 
 
+def _ethx_lossy_rows(figures):
+    cfg, ch, links = figures["config"], figures["channels"], figures["links"]
+    mp = figures["message_passing"]
+    return [
+        ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet, lossless links, "
+                    f"FER {figures['fer']:.0e} and BER {figures['ber']:.0e} both ways"),
+        ("seed", figures["seed"]),
+        ("accesses", f"{figures['accesses']} ({figures['workers']} workers per GPU), "
+                     f"{figures['bytes_moved']} bytes in {figures['traffic_clocks']} clocks: "
+                     f"{figures['bytes_per_clock']} B/clock"),
+        ("channels", "; ".join(f"from {e}: {c['frames']} frames, {c['dropped']} dropped, "
+                               f"{c['error_beats']} bit errors" for e, c in ch.items())),
+        ("links", "; ".join(f"{e}: {l['tx']['TX_OK']} sent, {l['tx']['TX_REPLAYED']} replayed "
+                            f"({l['tx']['TX_REPLAY_NACK']} by NACK, {l['tx']['TX_REPLAY_TIMER']} "
+                            f"by timer), {l['rx']['RX_BAD']} bad received"
+                            for e, l in links.items())),
+        ("message passing", f"{mp['rounds']} rounds, {mp['reads']} acquire+read pairs, "
+                            f"{len(mp['failures'])} failures"),
+        ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
+                                         for e, v in figures["errors"].items())),
+        ("mismatches", figures["mismatches"]),
+        ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
+        ("wall time (with build)", f"{figures['wall_seconds']} s"),
+    ]
+
+
 def main():
     report = toolchain.BUILD / "sim" / "report.json"
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -166,6 +199,8 @@ def main():
                   "SIM_BER": os.environ.get("SIM_BER", "1e-5")}
     ethx_env = {"SIM_ETHX_ACCESSES": os.environ.get("SIM_ETHX_ACCESSES", "60"),
                 "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "500")}
+    lossy_env = {"SIM_LOSSY_FER": os.environ.get("SIM_LOSSY_FER", "1e-3"),
+                 "SIM_LOSSY_BER": os.environ.get("SIM_LOSSY_BER", "1e-6")}
     scenarios = {
         "crc": (Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env, _crc_rows),
         "tl": (TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env, _tl_rows),
@@ -175,6 +210,8 @@ def main():
                    ualink_env, _ualink_rows),
         "ethx": (EthxPair(ETHX_CONFIG), ETHX_CONFIG, "ethx_pair", "sim.ethx_system", ethx_env,
                  _ethx_rows),
+        "ethx_lossy": (EthxLossyPair(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG, "ethx_lossy_pair",
+                       "sim.ethx_lossy_system", dict(ethx_env, **lossy_env), _ethx_lossy_rows),
     }
     chosen = os.environ.get("SIM_SCENARIOS")
     if chosen:                  # e.g. SIM_SCENARIOS=ethx,tl
