@@ -7,18 +7,17 @@ the FCS); the link's and the channels' follow from it (:func:`link_config`,
 """
 
 from amaranth import Module
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 
 from rtl.config import ConfiguredComponent
 from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
-from rtl.ethx.layout import window_layout
 from rtl.ethx.link.channel import EthxChannel
 from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.link import EthxLink
 
 from . import ethx_link_pair
-from .ethx_pair import NODES, WINDOW_LOG2, pass_ports
+from .ethx_pair import NODES, pair_windows, pass_ports
 
 __all__ = ["EthxLossyPair", "channel_config", "link_config"]
 
@@ -73,9 +72,7 @@ class EthxLossyPair(ConfiguredComponent):
     def elaborate(self, platform):
         cfg = self.config
         m = Module()
-        window = {"base": 0, "size_log2": WINDOW_LOG2,
-                  "sources": sum(1 << node for node in NODES.values()), "enable": 1}
-        windows = data.ArrayLayout(window_layout(cfg), cfg.windows).const([window])
+        windows = pair_windows(cfg)
         bridges, links, wires = {}, {}, {}
         for end, node in NODES.items():
             m.submodules[end] = bridges[end] = EthxBridge(cfg)

@@ -11,7 +11,7 @@ from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import window_layout
 
-__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "pass_ports"]
+__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "pair_windows", "pass_ports"]
 
 #: The two nodes' IDs.
 NODES = {"a": 1, "b": 2}
@@ -42,14 +42,20 @@ class EthxPair(ConfiguredComponent):
     def elaborate(self, platform):
         cfg = self.config
         m = Module()
-        window = {"base": 0, "size_log2": WINDOW_LOG2,
-                  "sources": sum(1 << node for node in NODES.values()), "enable": 1}
-        windows = data.ArrayLayout(window_layout(cfg), cfg.windows).const([window])
+        windows = pair_windows(cfg)
         for end, node in NODES.items():
             m.submodules[end] = bridge = EthxBridge(cfg)
             m.d.comb += [bridge.node.eq(node), bridge.windows.eq(windows)]
             pass_ports(m, self, end, bridge, _INTERNAL)
         return m
+
+
+def pair_windows(config):
+    """The windows of each bridge of the pair: its first open to both nodes over the lowest
+    2^:data:`WINDOW_LOG2` bytes, the others disabled."""
+    window = {"base": 0, "size_log2": WINDOW_LOG2,
+              "sources": sum(1 << node for node in NODES.values()), "enable": 1}
+    return data.ArrayLayout(window_layout(config), config.windows).const([window])
 
 
 def pass_ports(m, outer, prefix, inner, skip):
