@@ -94,8 +94,10 @@ class LlrTx(ConfiguredComponent):
             m.d.sync += sent.eq(sent + 1)
             with m.If(sent == top):
                 m.d.sync += top.eq(top + 1)
+        # The oldest frame kept after this clock's ACK or NACK, if any.
+        acked_after = Mux((ack | nack) & valid, seq + 1, acked)
         with m.If((ack | nack) & valid):
-            m.d.sync += acked.eq(seq + 1)
+            m.d.sync += acked.eq(acked_after)
             with m.If(freed > outstanding):     # past a replay still under way
                 m.d.sync += sent.eq(seq + 1)
         with m.If(go_back):
@@ -111,7 +113,7 @@ class LlrTx(ConfiguredComponent):
             tries.eq(Mux(progress | flush, 0, Mux(replay, tries + 1, tries))),
             down.eq(Mux(self.up, 0, Mux(down == 0xFFFF, down, down + 1))),
         ]
-        self._states(m, synced, top, flush, echo_ok)
+        self._states(m, synced, top, flush, echo_ok, acked_after)
         peak = self.counts[LinkTxCount.PEAK_REPLAY]
         kept = (nxt - acked)[:bits]
         with m.If(kept > peak):
@@ -136,9 +138,10 @@ class LlrTx(ConfiguredComponent):
                 self.counts[LinkTxCount.TX_FLUSHED] + (nxt - acked)[:bits] + self.pushed)
         return m
 
-    def _states(self, m, synced, top, flush, echo_ok):
+    def _states(self, m, synced, top, flush, echo_ok, acked_after):
         """OFF, INIT, ADVANCE/REPLAY (by ``sent`` against the highest sent), FLUSH for a
-        clock; the INIT period."""
+        clock; the INIT period. Up again after OFF, the replay starts from the oldest frame
+        kept after this clock's ACK or NACK (``acked_after``): never from one it frees."""
         state, up = self.state, self.up
         period = Signal(16)
         m.d.comb += self.want_init.eq((state == TxState.INIT) & (period == 0))
@@ -153,7 +156,7 @@ class LlrTx(ConfiguredComponent):
         with m.Elif(state.as_value().matches(TxState.OFF, TxState.FLUSH)):
             m.d.sync += [state.eq(Mux(synced, TxState.REPLAY, TxState.INIT)), period.eq(0)]
             with m.If(synced):
-                m.d.sync += self.sent.eq(self.acked)
+                m.d.sync += self.sent.eq(acked_after)
         with m.Elif(echo_ok):
             m.d.sync += [state.eq(TxState.ADVANCE), synced.eq(1)]
         with m.Elif(state.as_value().matches(TxState.ADVANCE, TxState.REPLAY)):
