@@ -60,15 +60,15 @@ class TB(EthxEnv):
         return {name: value >> channel_counters[name].offset & 0xFFFF_FFFF
                 for name in model.COUNTERS}
 
-    def frame(self):
-        """A random frame: mostly bridge-like, some link control frames of any kind byte, some
-        short, some oversize."""
+    def frame(self, control=0.5):
+        """A random frame: mostly bridge-like, some (``control``) link control frames of any
+        kind byte, some short, some oversize."""
         cfg, rng = self.config, self.rng
         size = rng.choice([rng.randrange(64, 200), rng.randrange(1, 64),
                            rng.randrange(64, cfg.max_frame_bytes + 1),
                            cfg.max_frame_bytes, cfg.max_frame_bytes + rng.randrange(1, 20)])
         frame = bytearray(rng.randbytes(size))
-        if size > 14 and rng.random() < 0.5:
+        if size > 14 and rng.random() < control:
             frame[12:14] = LINK_ETHERTYPE.to_bytes(2, "big")
             frame[14] = rng.choice([rng.randrange(20), rng.randrange(256)])
         return bytes(frame)
@@ -103,6 +103,13 @@ async def matches_model(dut):
             controls = tb.random_controls()
             controls.cut |= k == 10             # each case at least once
             controls.enable &= k != 20
+            if k == 30:                         # every error, control frames of any kind dropped
+                controls = model.Controls(
+                    ber_threshold=model.ber_threshold(1e-2, tb.config.eth_width),
+                    burst_threshold=model.frame_threshold(0.2), burst_length=3,
+                    drop_threshold=model.frame_threshold(0.2),
+                    ctl_threshold=model.frame_threshold(1.0),
+                    ctl_kinds=(1 << model.KIND_MASK_BITS) - 1, delay=controls.delay)
             tb.controls(controls)
         if k % 37 == 36:            # a reseed strobe with no beat taken in its clock
             seed = tb.rng.getrandbits(64)
@@ -114,7 +121,7 @@ async def matches_model(dut):
             dut.reseed.value = 0
             tb.model.reseed(seed)
             tb.source.set_idle(random_pauses(tb.rng, 0.2))
-        frame, user = tb.frame(), tb.rng.getrandbits(1)
+        frame, user = tb.frame(control=0.9 if 30 <= k < 40 else 0.5), tb.rng.getrandbits(1)
         beats = tb.model.frame_beats(frame, user)
         expect += beats or []
         await tb.send(frame, user)

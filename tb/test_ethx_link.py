@@ -46,7 +46,8 @@ class TB(EthxEnv):
 
     config_class = LinkConfig
 
-    def __init__(self, dut, *, delay=30, settings=None, loss=None, corrupt=0.5):
+    def __init__(self, dut, *, delay=30, settings=None, loss=None, corrupt=0.5,
+                 first_lost=False):
         super().__init__(dut)
         cfg = self.config
         layout = eth_beat_layout(cfg.eth_width)
@@ -55,6 +56,7 @@ class TB(EthxEnv):
         self.settings = dict(default_settings(cfg), **(settings or {}))
         self.loss = loss or {}          # probability of loss by kind (see kind_of)
         self.corrupt = corrupt          # of a loss, the part corrupted rather than dropped
+        self.lose_first = set(NODES) if first_lost else set()  # ends to lose a data frame
         self.lost = {e: collections.Counter() for e in NODES}      # by (kind, fate), from e
         self.sent_kinds = {e: collections.Counter() for e in NODES}
         self.channel = {e: EthxChannel(dut, cfg, e, other(e), delay=delay,
@@ -73,6 +75,10 @@ class TB(EthxEnv):
         self.sent_kinds[end][kind] += 1
         if self.down:
             self.lost[end][kind, "down"] += 1
+            return False
+        if kind == "data" and end in self.lose_first:
+            self.lose_first.discard(end)
+            self.lost[end][kind, "drop"] += 1
             return False
         if self.rng.random() >= self.loss.get(kind, 0):
             return None
@@ -279,8 +285,9 @@ async def clean(dut):
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def lossy(dut):
-    """3 % of every kind of frame lost or corrupted, both ways."""
-    tb = await run(dut, 120, loss=_loss(0.03), settings={"cc_period": 700})
+    """3 % of every kind of frame lost or corrupted, both ways, and each end's first data
+    frame lost."""
+    tb = await run(dut, 120, loss=_loss(0.03), settings={"cc_period": 700}, first_lost=True)
     assert tb.tx("a")["TX_REPLAYED"] > 0
     if tb.config.seq_bits < 20:
         assert tb.tx("a")["TX_OK"] > 2 << tb.config.seq_bits        # the sequence wrapped

@@ -51,7 +51,7 @@ async def lossy_heavy(dut):
     """Three percent of frames dropped, bit errors and error bursts, control frames of every
     kind dropped: many replays, by NACK and by timer."""
     cfg = EthxConfig.from_env()
-    tb = await _run(dut, _scaled(cfg, 30), fer=0.03, ber=2e-6, bursts=2e-4, ctl=0.03)
+    tb = await _run(dut, _scaled(cfg, 30), fer=0.03, ber=2e-5, bursts=2e-4, ctl=0.03)
     wire = [tb.wire_counts(e) for e in NODES]
     assert sum(w["dropped"] for w in wire) > 0 and sum(w["error_beats"] for w in wire) > 0
     assert sum(tb.tx(e)["TX_REPLAYED"] for e in NODES) > 0
