@@ -26,19 +26,20 @@ from cocotb.triggers import ClockCycles, RisingEdge
 
 from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.layout import LinkTxCount, default_settings, eth_beat_layout, settings_layout
-from rtl.ethx.link.channel import channel_counters
 from rtl.model import ethx as bridge_model
 from rtl.model import ethx_channel as channel_model
 from rtl.model import ethx_link as model
 
 from .ethx_env import EthxEnv, cycle
-from .ethx_link_pair import NODES
+from .ethx_link_pair import NODES, channel_counts
 from .streams import LayoutSink, LayoutSource, bytes_to_beats
 
 #: Frame error rates measured.
 POINTS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 3e-3, 1e-2)
 #: Record words of the benchmark's frames: 16 + 8 x 126 = 1024 bytes.
 WORDS = 126
+#: Bytes of the benchmark's bridge frames.
+FRAME_BYTES = bridge_model.HEADER_BYTES + bridge_model.WORD * WORDS
 #: Clocks each way on the wire.
 DELAY = 200
 #: Clocks measured per point.
@@ -49,6 +50,8 @@ LONG_FRAMES = int(os.environ.get("BENCH_LINK_LONG", "1000000"))
 LONG_FER = 1e-3
 #: The credit-limited run's VC 0 limit, in frames of the benchmark's size.
 LIMIT_FRAMES = 2
+#: Each frame's number: its first record word.
+_NUMBER_END = bridge_model.HEADER_BYTES + bridge_model.WORD
 
 
 class Bench(EthxEnv):
@@ -83,8 +86,7 @@ class Bench(EthxEnv):
             getattr(self.dut, f"{end}_wire_{name}").value = value
 
     def wire(self, end):
-        value = getattr(self.dut, f"{end}_wire_counters").value.to_unsigned()
-        return {n: value >> channel_counters[n].offset & 0xFFFF_FFFF for n in channel_model.COUNTERS}
+        return channel_counts(self.dut, end)
 
     def tx(self, end):
         return {k.name: v for k, v in self.counts(LinkTxCount, f"{end}_tx_counts").items()}
@@ -94,11 +96,12 @@ class Bench(EthxEnv):
         last it sent."""
         source = self.source if end == "a" else self.back
         head = bridge_model.header(NODES["b" if end == "a" else "a"], NODES[end], 0)
-        rows = self.config.rows(16 + 8 * words)
+        rows = self.config.rows(bridge_model.HEADER_BYTES + bridge_model.WORD * words)
         for _ in iter(int, 1) if count is None else range(count):
             while source.count() > 2 * rows:
                 await RisingEdge(self.dut.clk)
-            frame = head + self.next[end].to_bytes(8, "little") + bytes(8 * (words - 1))
+            number = self.next[end].to_bytes(bridge_model.WORD, "little")
+            frame = head + number + bytes(bridge_model.WORD * (words - 1))
             for beat in bytes_to_beats(frame, self.config.eth_bytes):
                 source.send_nowait(user=0, **beat)
             self.next[end] += 1
@@ -109,10 +112,10 @@ class Bench(EthxEnv):
         data, expect = b"", 0
         while True:
             beat = await sink.recv()
-            if len(data) < 24:
+            if len(data) < _NUMBER_END:
                 data += int(beat.data).to_bytes(width, "little")
             if beat.last:
-                seq = int.from_bytes(data[16:24], "little")
+                seq = int.from_bytes(data[bridge_model.HEADER_BYTES:_NUMBER_END], "little")
                 if seq != expect:
                     self.bad += 1
                 expect += 1
@@ -135,7 +138,7 @@ async def bench(dut):
     await tb.reset()
     cocotb.start_soon(tb.check(tb.sink, "got"))
     cocotb.start_soon(tb.check(tb.front, "got_back"))
-    wire_beats = cfg.rows(model.wire_bytes_of(16 + 8 * WORDS))
+    wire_beats = cfg.rows(model.wire_bytes_of(FRAME_BYTES))
     feeder = cocotb.start_soon(tb.feed("a", WORDS))
     await ClockCycles(dut.clk, 10 * DELAY)
     # 1. m: frames replayed per lone loss (the mean of a few).
@@ -167,10 +170,10 @@ async def bench(dut):
     feeder.kill()
     await ClockCycles(dut.clk, 20 * DELAY)
     # 3. Credit-limited rate: a lone frame's credit round trip, then the rate at a small limit.
-    tb.settings.update(cf_bytes=16 + 8 * WORDS)
+    tb.settings.update(cf_bytes=FRAME_BYTES)
     tb.apply()
-    credits = model.pkt_credits(16 + 8 * WORDS, cfg.credit_size, cfg.pkt_overhead)
-    s_cc, s_cf = (getattr(dut, "a_s_cc"), getattr(dut, "a_s_cf"))
+    credits = model.pkt_credits(FRAME_BYTES, cfg.credit_size, cfg.pkt_overhead)
+    s_cc, s_cf = dut.a_s_cc, dut.a_s_cf
     await ClockCycles(dut.clk, 20 * DELAY)
     lone_task = cocotb.start_soon(tb.feed("a", WORDS, count=1))
     before = s_cc.value.to_unsigned()
@@ -189,18 +192,18 @@ async def bench(dut):
     await ClockCycles(dut.clk, 10 * DELAY)
     got0, c0 = tb.got, cycle()
     await ClockCycles(dut.clk, CLOCKS // 2)
-    rate = (tb.got - got0) * (16 + 8 * WORDS) / (cycle() - c0)
+    rate = (tb.got - got0) * (FRAME_BYTES) / (cycle() - c0)
     feeder.kill()
     credit_limited = {"limit_credits": limit, "credit_size": cfg.credit_size,
                       "credit_round_trip": credit_rtt, "bytes_per_clock": rate,
                       "predicted": limit * cfg.credit_size / credit_rtt,
-                      "predicted_frames": LIMIT_FRAMES * (16 + 8 * WORDS) / credit_rtt,
+                      "predicted_frames": LIMIT_FRAMES * (FRAME_BYTES) / credit_rtt,
                       "line_bytes_per_clock": cfg.eth_bytes}
     dut._log.info("credit limited: %s", credit_limited)
     await ClockCycles(dut.clk, 20 * DELAY)
     tb.settings = default_settings(cfg, round_trip=2 * DELAY + 40)
     tb.apply()
-    result = {"config": cfg.to_json(), "frame_bytes": 16 + 8 * WORDS, "wire_beats": wire_beats,
+    result = {"config": cfg.to_json(), "frame_bytes": FRAME_BYTES, "wire_beats": wire_beats,
               "delay": DELAY, "round_trip_frames": m, "lone_losses": lone, "rows": rows,
               "credit_limited": credit_limited, "bad": tb.bad}
     # 4. The long run: smallest frames both ways, 1e-3 of every frame lost both ways.

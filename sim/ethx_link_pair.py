@@ -5,16 +5,19 @@ from amaranth import Module
 from amaranth.lib import wiring
 
 from rtl.config import ConfiguredComponent
-from rtl.ethx.link.channel import ChannelConfig, EthxChannel
+from rtl.ethx.link.channel import ChannelConfig, EthxChannel, channel_counters
 from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.link import EthxLink
+from rtl.model import ethx_channel as channel_model
 
-from .ethx_pair import pass_ports
+from .ethx_pair import pass_ports, port_members
 
-__all__ = ["NODES", "EthxLinkPair", "EthxLinkWire", "channel_config"]
+__all__ = ["NODES", "EthxLinkPair", "EthxLinkWire", "channel_config", "channel_counts"]
 
 #: Link ports the wired pair joins itself.
 _LINK_INTERNAL = ("node", "tx", "rx")
+#: Channel ports the wired pair joins itself.
+_CHANNEL_INTERNAL = ("i", "o")
 
 #: The two ends' node IDs.
 NODES = {"a": 1, "b": 2}
@@ -27,11 +30,9 @@ class EthxLinkPair(ConfiguredComponent):
     config_class = LinkConfig
 
     def __init__(self, config):
-        link = EthxLink(config)
-        link._MustUse__silence = True           # built for its signature only
-        members = {f"{end}_{name}": member
-                   for end in NODES for name, member in link.signature.members.items()
-                   if name != "node"}
+        members = {}
+        for end in NODES:
+            members |= port_members(EthxLink(config), end, ("node",))
         super().__init__(config, members)
 
     def elaborate(self, platform):
@@ -52,17 +53,11 @@ class EthxLinkWire(ConfiguredComponent):
     config_class = LinkConfig
 
     def __init__(self, config):
-        link = EthxLink(config)
-        link._MustUse__silence = True           # built for its signature only
-        channel = EthxChannel(channel_config(config))
-        channel._MustUse__silence = True
         members = {}
         for end in NODES:
-            members |= {f"{end}_{name}": member for name, member in link.signature.members.items()
-                        if name not in _LINK_INTERNAL}
-            members |= {f"{end}_wire_{name}": member
-                        for name, member in channel.signature.members.items()
-                        if name not in ("i", "o")}
+            members |= port_members(EthxLink(config), end, _LINK_INTERNAL)
+            members |= port_members(EthxChannel(channel_config(config)), f"{end}_wire",
+                                    _CHANNEL_INTERNAL)
         super().__init__(config, members)
 
     def elaborate(self, platform):
@@ -73,11 +68,18 @@ class EthxLinkWire(ConfiguredComponent):
             m.submodules[f"{end}_wire"] = wires[end] = EthxChannel(channel_config(self.config))
             m.d.comb += links[end].node.eq(node)
             pass_ports(m, self, end, links[end], _LINK_INTERNAL)
-            pass_ports(m, self, f"{end}_wire", wires[end], ("i", "o"))
+            pass_ports(m, self, f"{end}_wire", wires[end], _CHANNEL_INTERNAL)
         for end, far in (("a", "b"), ("b", "a")):
             wiring.connect(m, links[end].tx, wires[end].i)
             wiring.connect(m, wires[end].o, links[far].rx)
         return m
+
+
+def channel_counts(dut, end):
+    """The counters of the channel from ``end`` (a top's ``<end>_wire_counters``), by name."""
+    value = getattr(dut, f"{end}_wire_counters").value.to_unsigned()
+    return {name: value >> channel_counters[name].offset & ((1 << channel_model.COUNTER_BITS) - 1)
+            for name in channel_model.COUNTERS}
 
 
 def channel_config(config, max_delay=1024):

@@ -4,14 +4,14 @@ with the links' settings, the channels' controls and counters, and the end-of-ru
 
 from cocotb.triggers import ClockCycles
 
-from rtl.ethx.link.channel import channel_counters
 from rtl.ethx.link.layout import (
     LinkRxCount, LinkTxCount, TxState, default_settings, settings_layout,
 )
 from rtl.model import ethx_channel as channel_model
 from rtl.model import ethx_link as link_model
 
-from .ethx_lossy_pair import channel_config, link_config
+from .ethx_link_pair import channel_counts
+from .ethx_lossy_pair import link_config
 from .ethx_pair import NODES
 from .ethx_pair_env import PairEnv
 
@@ -27,15 +27,14 @@ ALL_CONTROL = sum(1 << kind for kind in link_model.Ctl)
 
 class LossyEnv(PairEnv):
     """:class:`~sim.ethx_pair_env.PairEnv` on the lossy pair: the links' settings and up
-    levels, each channel's controls (``wire[end]``: from ``end``) and counters."""
+    levels, each channel's controls and counters (ports ``<end>_wire_<name>``: the channel
+    from ``end``)."""
 
     def __init__(self, dut, *, delay=DELAY):
         super().__init__(dut, channels=False, quiet=True)
-        self.link = link_config(self.config)
-        self.wire = channel_config(self.config)
-        self.delay = delay
-        self.settings = default_settings(self.link, round_trip=2 * delay + 40)
-        layout = settings_layout(self.link)
+        link = link_config(self.config)
+        self.settings = default_settings(link, round_trip=2 * delay + 40)
+        layout = settings_layout(link)
         for end in NODES:
             getattr(dut, f"{end}_link_settings").value = layout.const(self.settings).as_bits()
             getattr(dut, f"{end}_link_up").value = 1
@@ -73,9 +72,7 @@ class LossyEnv(PairEnv):
             getattr(self.dut, f"{end}_link_up").value = level
 
     def wire_counts(self, end):
-        value = getattr(self.dut, f"{end}_wire_counters").value.to_unsigned()
-        return {name: value >> channel_counters[name].offset & 0xFFFF_FFFF
-                for name in channel_model.COUNTERS}
+        return channel_counts(self.dut, end)
 
     def tx(self, end):
         return {k.name: v for k, v in self.counts(LinkTxCount, f"{end}_link_tx_counts").items()}

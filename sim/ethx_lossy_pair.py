@@ -17,7 +17,7 @@ from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.link import EthxLink
 
 from . import ethx_link_pair
-from .ethx_pair import NODES, pair_windows, pass_ports
+from .ethx_pair import NODES, pair_windows, pass_ports, port_members
 
 __all__ = ["EthxLossyPair", "channel_config", "link_config"]
 
@@ -43,12 +43,6 @@ def channel_config(config):
     return ethx_link_pair.channel_config(link_config(config), max_delay=MAX_DELAY)
 
 
-def _members(component, prefix, skip):
-    component._MustUse__silence = True      # built for its signature only
-    return {f"{prefix}_{name}": member for name, member in component.signature.members.items()
-            if name not in skip}
-
-
 class EthxLossyPair(ConfiguredComponent):
     """Bridges ``a`` (node 1) and ``b`` (node 2) as :class:`sim.ethx_pair.EthxPair` (their
     ports ``a_<port>``, ``b_<port>`` but the Ethernet ones), each bridge's Ethernet side through
@@ -63,9 +57,9 @@ class EthxLossyPair(ConfiguredComponent):
             raise ValueError("EthxLossyPair: the bridges must be built with fcs=False")
         members = {}
         for end in NODES:
-            members |= _members(EthxBridge(config), end, _BRIDGE_INTERNAL)
-            members |= _members(EthxLink(link_config(config)), f"{end}_link", _LINK_INTERNAL)
-            members |= _members(EthxChannel(channel_config(config)), f"{end}_wire",
+            members |= port_members(EthxBridge(config), end, _BRIDGE_INTERNAL)
+            members |= port_members(EthxLink(link_config(config)), f"{end}_link", _LINK_INTERNAL)
+            members |= port_members(EthxChannel(channel_config(config)), f"{end}_wire",
                                 _CHANNEL_INTERNAL)
         super().__init__(config, members)
 

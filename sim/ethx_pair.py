@@ -11,7 +11,8 @@ from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import window_layout
 
-__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "pair_windows", "pass_ports"]
+__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "pair_windows", "pass_ports",
+           "port_members"]
 
 #: The two nodes' IDs.
 NODES = {"a": 1, "b": 2}
@@ -32,11 +33,7 @@ class EthxPair(ConfiguredComponent):
     def __init__(self, config):
         members = {}
         for end in NODES:
-            bridge = EthxBridge(config)
-            bridge._MustUse__silence = True         # built for its signature only
-            for name, member in bridge.signature.members.items():
-                if name not in _INTERNAL:
-                    members[f"{end}_{name}"] = member
+            members |= port_members(EthxBridge(config), end, _INTERNAL)
         super().__init__(config, members)
 
     def elaborate(self, platform):
@@ -56,6 +53,14 @@ def pair_windows(config):
     window = {"base": 0, "size_log2": WINDOW_LOG2,
               "sources": sum(1 << node for node in NODES.values()), "enable": 1}
     return data.ArrayLayout(window_layout(config), config.windows).const([window])
+
+
+def port_members(component, prefix, skip):
+    """The members of ``component`` (built for its signature only) but those in ``skip``, as
+    ``<prefix>_<name>``: the ports :func:`pass_ports` joins."""
+    component._MustUse__silence = True
+    return {f"{prefix}_{name}": member for name, member in component.signature.members.items()
+            if name not in skip}
 
 
 def pass_ports(m, outer, prefix, inner, skip):

@@ -196,9 +196,8 @@ class EthxChannel(ConfiguredComponent):
             buffer.beat.eq(self.i.payload),
             buffer.delay.eq(Mux(self.delay > self.config.max_delay, self.config.max_delay,
                                 self.delay)),
-            self.o.valid.eq(buffer.o.valid), self.o.payload.eq(buffer.o.payload),
-            buffer.o.ready.eq(self.o.ready),
         ]
+        wiring.connect(m, buffer.o, wiring.flipped(self.o))
         events = self._decide(m, generator.draws, accept, buffer)
         for name in model.COUNTERS:
             counter = self.counters[name]
@@ -304,7 +303,7 @@ class _FrameBuffer(wiring.Component):
             self.ready.eq(((wr + 1)[:rows] != rd) & stamps.w_rdy),
             write.en.eq(self.write), write.addr.eq(wr),
             write.data.eq(self.beat), write.data.data.eq(self.beat.data ^ self.flips),
-            stamps.w_en.eq(self.commit), stamps.w_data.eq(Cat(now, wr + 1)),
+            stamps.w_en.eq(self.commit), stamps.w_data.eq(Cat(now, (wr + 1)[:rows])),
         ]
         with m.If(self.rollback):
             m.d.sync += wr.eq(kept)

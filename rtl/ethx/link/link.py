@@ -3,7 +3,7 @@ wire."""
 
 from amaranth import Module
 from amaranth.lib import data
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ...config import ConfiguredComponent
 from .config import LinkConfig
@@ -67,15 +67,11 @@ class EthxLink(ConfiguredComponent):
         m = Module()
         m.submodules.tx = tx = LinkTx(cfg)
         m.submodules.rx = rx = LinkRx(cfg)
+        connect(m, flipped(self.i), tx.i)
+        connect(m, tx.o, flipped(self.tx))
+        connect(m, flipped(self.rx), rx.i)
+        connect(m, rx.o, flipped(self.o))
         m.d.comb += [
-            tx.i.valid.eq(self.i.valid), tx.i.payload.eq(self.i.payload),
-            self.i.ready.eq(tx.i.ready),
-            self.tx.valid.eq(tx.o.valid), self.tx.payload.eq(tx.o.payload),
-            tx.o.ready.eq(self.tx.ready),
-            rx.i.valid.eq(self.rx.valid), rx.i.payload.eq(self.rx.payload),
-            self.rx.ready.eq(rx.i.ready),
-            self.o.valid.eq(rx.o.valid), self.o.payload.eq(rx.o.payload),
-            rx.o.ready.eq(self.o.ready),
             tx.ctl.eq(rx.ctl), tx.want.eq(rx.want), rx.sent.eq(tx.sent),
             tx.last_good.eq(rx.last_good), tx.echo_seq.eq(rx.echo_seq), tx.r_cf.eq(rx.r_cf),
             tx.node.eq(self.node), tx.up.eq(self.up),

@@ -3,7 +3,7 @@ the transmit side."""
 
 from amaranth import Module
 from amaranth.lib import data
-from amaranth.lib.wiring import In, Out, connect
+from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ...config import ConfiguredComponent
 from .config import LinkConfig
@@ -61,13 +61,11 @@ class LinkRx(ConfiguredComponent):
         m.submodules.store = store = RxStore(cfg)
         m.submodules.llr = llr = LlrRx(cfg)
         m.submodules.credit = credit = CreditRx(cfg)
+        connect(m, flipped(self.i), check.i)
         connect(m, check.o, store.i)
+        connect(m, store.o, flipped(self.o))
         v = store.verdict
         m.d.comb += [
-            self.i.ready.eq(check.i.ready), check.i.valid.eq(self.i.valid),
-            check.i.payload.eq(self.i.payload),
-            self.o.valid.eq(store.o.valid), self.o.payload.eq(store.o.payload),
-            store.o.ready.eq(self.o.ready),
             llr.judge.eq(store.judge), llr.verdict.eq(v), llr.room.eq(store.room),
             store.accept.eq(llr.accept),
             llr.ack_bytes.eq(s.ack_bytes), llr.ack_delay.eq(s.ack_delay),

@@ -2,7 +2,7 @@
 
 from amaranth import Module, Mux, Signal
 from amaranth.lib import data
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ...config import ConfiguredComponent
 from .config import LinkConfig
@@ -71,9 +71,9 @@ class LinkTx(ConfiguredComponent):
         m.submodules.ring = ring = ReplayRing(cfg)
         m.submodules.llr = llr = LlrTx(cfg)
         m.submodules.ctl_tx = ctl_tx = CtlTx(cfg)
+        connect(m, flipped(self.i), queues.i)
         m.d.comb += [
-            queues.i.valid.eq(self.i.valid), queues.i.payload.eq(self.i.payload),
-            self.i.ready.eq(queues.i.ready), self.vc_ready.eq(queues.vc_ready),
+            self.vc_ready.eq(queues.vc_ready),
             credit.heads.eq(queues.heads), credit.room.eq(ring.room), credit.cf.eq(self.ctl),
             credit.limits.eq(s.limits), credit.port_limit.eq(s.port_limit),
             credit.cc_period.eq(s.cc_period), credit.node.eq(self.node),
