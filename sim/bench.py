@@ -43,7 +43,7 @@ from rtl.tl.tx import TlTx
 from sim import dl_model_link, harness, toolchain
 from sim.dl_link import DL_LINK, DlLink
 from sim.dl_link_env import bound, go_back_n
-from sim.ethx_link_pair import EthxLinkWire
+from sim.ethx_link_pair import EthxLinkTraffic
 from sim.ethx_pair import EthxPair
 
 #: Flit times of the golden-model link per BER point, at least (or as many as the RTL ran).
@@ -252,14 +252,16 @@ def bench_ethx(out):
     return wrong
 
 
-#: The lossless link's benchmark configuration: 64-bit, the defaults (replay ring and receive
-#: buffer cover the round trip of :data:`sim.ethx_link_bench.DELAY`).
-ETHX_LINK_CONFIG = LinkConfig(eth_width=64)
+#: The lossless link's benchmark configuration: 64-bit; the replay ring (16 KB) and the receive
+#: buffer's credits (32 KB) cover the frame and credit round trips at
+#: :data:`sim.ethx_link_bench.DELAY` (about 1000 clocks, 8 KB, for the credits).
+ETHX_LINK_CONFIG = LinkConfig(eth_width=64, rx_bytes=32768)
 
 
 def bench_ethx_link(out):
     config = ETHX_LINK_CONFIG
-    result = _run(EthxLinkWire(config), config, "ethx_link_wire", "sim.ethx_link_bench", out)
+    result = _run(EthxLinkTraffic(config), config, "ethx_link_traffic", "sim.ethx_link_bench",
+                  out)
     m = result["round_trip_frames"]
     clean = result["rows"][0]["goodput"]           # the error-free rate: go-back-N's 1
     for row in result["rows"]:

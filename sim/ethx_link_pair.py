@@ -10,12 +10,16 @@ from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.link import EthxLink
 from rtl.model import ethx_channel as channel_model
 
+from .ethx_frames import FrameCheck, FrameSource
 from .ethx_pair import pass_ports, port_members
 
-__all__ = ["NODES", "EthxLinkPair", "EthxLinkWire", "channel_config", "channel_counts"]
+__all__ = ["NODES", "EthxLinkPair", "EthxLinkWire", "EthxLinkTraffic", "channel_config",
+           "channel_counts"]
 
 #: Link ports the wired pair joins itself.
 _LINK_INTERNAL = ("node", "tx", "rx")
+#: EthxLinkWire ports the traffic top joins itself.
+_TRAFFIC_INTERNAL = ("a_i", "a_o", "b_i", "b_o")
 #: Channel ports the wired pair joins itself.
 _CHANNEL_INTERNAL = ("i", "o")
 
@@ -87,3 +91,38 @@ def channel_config(config, max_delay=1024):
     frame."""
     return ChannelConfig(eth_width=config.eth_width, max_frame_bytes=config.max_wire_bytes,
                          max_delay=max_delay)
+
+
+class EthxLinkTraffic(ConfiguredComponent):
+    """:class:`EthxLinkWire` (its ports but each end's ``i`` and ``o``) with a
+    :class:`~sim.ethx_frames.FrameSource` feeding each end's ``i`` (ports ``<end>_gen_enable``,
+    ``<end>_gen_frames``) and a :class:`~sim.ethx_frames.FrameCheck` on each end's ``o``
+    (``<end>_check_frames``, ``<end>_check_bad``); ``<end>_words`` sizes the frames from
+    ``end``: the top of the link benchmark, which handles no beat itself."""
+
+    config_class = LinkConfig
+
+    def __init__(self, config):
+        members = port_members(EthxLinkWire(config), None, _TRAFFIC_INTERNAL)
+        for end in NODES:
+            source, check = FrameSource(config, 0, 0), FrameCheck(config)
+            members |= port_members(source, f"{end}_gen", ("o", "words"))
+            members |= port_members(check, f"{end}_check", ("i", "words"))
+            members[f"{end}_words"] = source.signature.members["words"]
+        super().__init__(config, members)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.wire = wire = EthxLinkWire(self.config)
+        pass_ports(m, self, None, wire, _TRAFFIC_INTERNAL)
+        for end, far in (("a", "b"), ("b", "a")):
+            m.submodules[f"{end}_gen"] = source = FrameSource(self.config, NODES[far],
+                                                               NODES[end])
+            m.submodules[f"{end}_check"] = check = FrameCheck(self.config)
+            wiring.connect(m, source.o, getattr(wire, f"{end}_i"))
+            wiring.connect(m, getattr(wire, f"{end}_o"), check.i)
+            m.d.comb += [source.words.eq(getattr(self, f"{end}_words")),
+                         check.words.eq(getattr(self, f"{far}_words"))]
+            pass_ports(m, self, f"{end}_gen", source, ("o", "words"))
+            pass_ports(m, self, f"{end}_check", check, ("i", "words"))
+        return m

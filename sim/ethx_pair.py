@@ -57,19 +57,24 @@ def pair_windows(config):
 
 def port_members(component, prefix, skip):
     """The members of ``component`` (built for its signature only) but those in ``skip``, as
-    ``<prefix>_<name>``: the ports :func:`pass_ports` joins."""
+    ``<prefix>_<name>`` (as ``name`` without a prefix): the ports :func:`pass_ports` joins."""
     component._MustUse__silence = True
-    return {f"{prefix}_{name}": member for name, member in component.signature.members.items()
-            if name not in skip}
+    return {_prefixed(prefix, name): member
+            for name, member in component.signature.members.items() if name not in skip}
+
+
+def _prefixed(prefix, name):
+    return f"{prefix}_{name}" if prefix else name
 
 
 def pass_ports(m, outer, prefix, inner, skip):
     """Join each port ``name`` of the component ``inner`` (a port, or a member of one level of
-    interface) to ``outer``'s ``<prefix>_<name>``, but those in ``skip``."""
+    interface) to ``outer``'s ``<prefix>_<name>`` (``name`` without a prefix), but those in
+    ``skip``."""
     for name, member in inner.signature.members.items():
         if name in skip:
             continue
-        ours, theirs = getattr(outer, f"{prefix}_{name}"), getattr(inner, name)
+        ours, theirs = getattr(outer, _prefixed(prefix, name)), getattr(inner, name)
         if member.is_port:
             pairs = [(ours, theirs, member.flow)]
         else:
