@@ -273,7 +273,9 @@ def bench_ethx_link(out):
     print(f"  {result['frame_bytes']}-byte frames ({result['wire_beats']} wire beats), delay "
           f"{result['delay']} clocks each way; round trip m = {m:.2f} frames replayed per lone "
           f"loss {result['lone_losses']}")
-    print(f"  error-free: {clean:.2%} of the wire's rate")
+    busy = result["rows"][0]["line_busy"]
+    print(f"  error-free: data frames {clean:.2%} of the wire's rate; the wire busy {busy:.2%}"
+          f" of clocks (control frames the rest)")
     print(f"  {'FER':>7} {'q seen':>8} {'frames':>7} {'replayed':>8} {'goodput':>8} {'of clean':>8}"
           f" {'bound':>7} {'ratio':>6}")
     for row in result["rows"]:
@@ -291,6 +293,8 @@ def bench_ethx_link(out):
     _plot_ethx_link(result, out.with_suffix(".png"))
     failures = [f"link goodput at FER {row['fer']:.0e}: {row['ratio']:.3f} of the bound"
                 for row in result["rows"] if abs(row["ratio"] - 1) > 0.03]
+    failures += [f"link: the wire busy {busy:.2%} of clocks without errors (target 99 %)"] if (
+        busy < 0.99) else []
     failures += [f"link: {result['bad'] + long['bad']} frames out of order"] if (
         result["bad"] or long["bad"]) else []
     return failures

@@ -7,7 +7,8 @@ size back to back to ``b``, every frame checked in order at ``b``.
    frame (a drop that hits one of ``a``'s control frames replays nothing and is not a sample).
 2. For each frame error rate of :data:`POINTS` (the channel from ``a`` drops frames; the way
    back is clean): goodput, the frames delivered times their wire beats over the clocks
-   (1.0 is the wire's rate); :func:`sim.bench.bench_ethx_link` divides it by the error-free
+   (1.0 is the wire's rate), and the share of clocks the wire from ``a`` carried a beat
+   (control frames too); :func:`sim.bench.bench_ethx_link` divides it by the error-free
    goodput and sets it next to the bound (1 - q)/(1 + (m - 1)q) at the rate of frames the
    channel actually dropped (``q seen``).
 3. Credit-limited rate: VC 0's limit cut to :data:`LIMIT_FRAMES` frames' credits, below the
@@ -120,6 +121,7 @@ async def bench(dut):
     # 1. m: frames replayed per lone loss (the mean of a few).
     lone = []
     for _ in range(20):
+        await ClockCycles(dut.clk, tb.rng.randrange(1, 1000))    # any phase of the CF_UPDATEs
         before = tb.tx("a")["TX_REPLAYED"]
         await tb.drop_one()
         await ClockCycles(dut.clk, 20 * DELAY)
@@ -135,14 +137,17 @@ async def bench(dut):
         tb.control("a", drop_threshold=channel_model.frame_threshold(fer))
         await ClockCycles(dut.clk, 10 * DELAY)
         w0, t0, got0, c0 = tb.wire("a"), tb.tx("a"), tb.get("b", "check_frames"), cycle()
+        line0 = tb.get("a", "line_beats")
         await ClockCycles(dut.clk, CLOCKS)
         w1, t1, got1, c1 = tb.wire("a"), tb.tx("a"), tb.get("b", "check_frames"), cycle()
+        line = (tb.get("a", "line_beats") - line0) % (1 << 32) / (c1 - c0)
         dropped = w1["dropped"] - w0["dropped"]
         passed = w1["frames"] - w0["frames"]
         q_seen = dropped / max(1, dropped + passed)
         goodput = (got1 - got0) * wire_beats / (c1 - c0)
         rows.append({"fer": fer, "q_seen": q_seen, "dropped": dropped,
                      "frames": got1 - got0, "clocks": c1 - c0, "goodput": goodput,
+                     "line_busy": line,
                      "replayed": t1["TX_REPLAYED"] - t0["TX_REPLAYED"],
                      "bound": model.goodput_bound(q_seen, m)})
         dut._log.info("FER %g: %s", fer, rows[-1])

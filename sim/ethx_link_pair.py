@@ -52,7 +52,8 @@ class EthxLinkWire(ConfiguredComponent):
     """Links ``a`` and ``b`` as :class:`EthxLinkPair` (ports ``<end>_<port>`` but ``node``,
     ``tx`` and ``rx``), each one's wire to the other's through an
     :class:`~rtl.ethx.link.channel.EthxChannel` (ports ``<end>_wire_<port>``: the channel from
-    ``end``), of :func:`channel_config`: the top of the link benchmark."""
+    ``end``), of :func:`channel_config`; ``<end>_line_beats`` counts the beats ``end`` put on
+    its wire (32 bits, wrapping): the top of the link benchmark."""
 
     config_class = LinkConfig
 
@@ -62,6 +63,7 @@ class EthxLinkWire(ConfiguredComponent):
             members |= port_members(EthxLink(config), end, _LINK_INTERNAL)
             members |= port_members(EthxChannel(channel_config(config)), f"{end}_wire",
                                     _CHANNEL_INTERNAL)
+            members[f"{end}_line_beats"] = wiring.Out(32)
         super().__init__(config, members)
 
     def elaborate(self, platform):
@@ -76,6 +78,9 @@ class EthxLinkWire(ConfiguredComponent):
         for end, far in (("a", "b"), ("b", "a")):
             wiring.connect(m, links[end].tx, wires[end].i)
             wiring.connect(m, wires[end].o, links[far].rx)
+            beats = getattr(self, f"{end}_line_beats")
+            with m.If(links[end].tx.valid & links[end].tx.ready):
+                m.d.sync += beats.eq(beats + 1)
         return m
 
 

@@ -69,8 +69,8 @@ frees ``d = (s + 1 − acked) mod 16`` frames if ``d`` is at most the frames sen
 (README §3.2; while not synchronized none has been sent, so no ACK frees any); ``flushed``
 frees them all, with a frame entering in the same clock. Invariants: the harness's pointers are
 LlrTx's (``acked``, ``top``); only frames kept were sent, and none while not synchronized;
-``sent`` lies from ``acked`` to ``top``; a frame being written into the ring
-(``inside``, ``ending``) had room.
+``sent`` lies from ``acked`` to ``top``; a frame being written into the ring (``inside``) or
+waiting for its FCS (``pending``) had room.
 
 Found, and fixed in LlrTx: ``sent`` could fall behind ``acked``. When ``up`` rises in OFF in the
 same clock as a valid ACK or NACK arrives, LlrTx's state machine (``_states``: REPLAY from the
@@ -355,15 +355,15 @@ class _Occupancy(Elaboratable):
         ]
         if self.invariants:
             l_top = _internal(llr_m, "top")
-            inside, ending = _internal(ring_m, "inside"), _internal(ring_m, "ending")
+            inside, pending = _internal(ring_m, "inside"), _internal(ring_m, "pending")
             m.d.comb += [
                 Assert(llr.acked == acked, "i: acked"),
                 Assert((l_top - llr.acked)[:bits] == top, "i: highest sent"),
                 Assert(top <= count, "i: only frames kept were sent"),
                 Assert(_internal(llr_m, "synced") | (top == 0), "i: none sent unsynchronized"),
                 Assert((llr.sent - llr.acked)[:bits] <= top, "i: sent from acked to top"),
-                Assert(~ending | inside, "i: a frame ending is inside"),
-                Assert(~inside | (count < frames - 1), "i: a frame entering had room"),
+                Assert(~pending | (count < frames - 1), "i: a frame waiting for its FCS had room"),
+                Assert(~inside | (count + pending < frames - 1), "i: a frame entering had room"),
             ]
         return m
 

@@ -28,7 +28,7 @@ class LinkTx(ConfiguredComponent):
 
     Latency: a frame reaches the wire some ``(16 + 8) / eth_bytes`` clocks and the CRC's
     latency after its last beat entered (store and forward: credits need its length).
-    Throughput: one beat per clock; each frame out costs one or two idle clocks.
+    Throughput: one beat per clock, frames back to back on ``o``.
 
     Members
     -------
@@ -118,20 +118,24 @@ class LinkTx(ConfiguredComponent):
             m.d.sync += feeding.eq(0)
 
     def _wire(self, m, ring, llr, ctl_tx):
-        """Between frames, a control frame waiting goes first, then the ring's next frame."""
+        """Between frames, a control frame waiting goes first, then the ring's next frame. Either
+        is chosen in the clock the last beat of a ring frame leaves; after a control frame, the
+        next choice is a clock later (the control sender's next frame is not yet valid)."""
         o = self.o
-        on_ring, on_ctl = Signal(), Signal()
-        idle = ~on_ring & ~on_ctl
-        to_ctl = idle & self.up & ctl_tx.o.valid
-        m.d.comb += ring.go.eq(idle & self.up & ~ctl_tx.o.valid & llr.may_send)
+        on_ring, on_ctl = Signal(name="on_ring"), Signal(name="on_ctl")
+        ends = o.valid & o.ready & o.p.last
+        free = (~on_ring & ~on_ctl) | ends
+        choose = free & ~on_ctl & self.up
+        to_ctl = choose & ctl_tx.o.valid
+        m.d.comb += ring.go.eq(choose & ~ctl_tx.o.valid & llr.may_send)
+        with m.If(ends):
+            m.d.sync += [on_ring.eq(0), on_ctl.eq(0)]
         with m.If(to_ctl):
             m.d.sync += on_ctl.eq(1)
-        with m.If(ring.go):
+        with m.If(ring.started):
             m.d.sync += on_ring.eq(1)
         m.d.comb += [
             o.valid.eq((on_ring & ring.o.valid) | (on_ctl & ctl_tx.o.valid)),
             o.payload.eq(Mux(on_ctl, ctl_tx.o.payload, ring.o.payload)),
             ring.o.ready.eq(on_ring & o.ready), ctl_tx.o.ready.eq(on_ctl & o.ready),
         ]
-        with m.If(o.valid & o.ready & o.p.last):
-            m.d.sync += [on_ring.eq(0), on_ctl.eq(0)]

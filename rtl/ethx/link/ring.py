@@ -1,6 +1,6 @@
 """The replay ring: eligible frames kept, with their link word and FCS, until acknowledged."""
 
-from amaranth import Const, Module, Mux, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -14,24 +14,37 @@ from .layout import eth_stream, link_word_layout
 __all__ = ["ReplayRing"]
 
 
+def _descriptor(config, rows):
+    """A kept frame: its first row, its bytes with the link word (a whole number of beats:
+    frames are multiples of 8 bytes) and its FCS, sent after them."""
+    return data.StructLayout({"start": range(2 * rows), "bytes": range(config.max_wire_bytes + 1),
+                              "fcs": 32})
+
+
 class ReplayRing(ConfiguredComponent):
-    """Frames in (``i``) take the sequence number ``seq`` (the LLR transmitter's ``next``):
-    their link word goes in after byte 16 and their FCS after their last byte, all written
-    into a ring of ``replay_bytes``, and ``pushed`` pulses once the frame is whole. The frame
-    at ``sent`` leaves on ``o`` when ``go`` allows: ``started`` pulses as it begins, and its
-    beats follow one per clock without a gap. Frames ``acked`` .. ``next − 1`` stay kept.
+    """Frames in (``i``) take the sequence number ``seq`` (the LLR transmitter's ``next``) plus
+    one if the frame before is still waiting for its FCS: their link word goes in after byte
+    16, their bytes into a ring of ``replay_bytes`` and their FCS into their descriptor, and
+    ``pushed`` pulses once the FCS is there (the frame is then at ``seq``). The next frame
+    enters meanwhile; its last beat waits until the frame before is pushed. The frame at
+    ``sent`` leaves on ``o`` when ``go`` allows: ``started`` pulses in the clock it begins (its
+    first row read), and its beats and FCS follow one per clock without a gap; ``go`` in the
+    clock the last beat of the frame before leaves starts the next with no gap either. Frames
+    ``acked`` .. ``next − 1`` stay kept.
 
-    ``i`` takes a frame's first beat only while the ring has room for one more frame and for
-    a longest wire frame (``room``): a frame never waits half-written.
+    ``i`` takes a frame's first beat only while the ring has room for it and for a longest
+    wire frame (``room``): a frame never waits half-written.
 
-    Latency: ``8 / eth_bytes`` clocks for the link word, and the CRC engine's latency, from
-    a frame's last beat in to ``pushed``; two clocks from ``go`` to the first beat out.
-    Throughput: one beat per clock in and out.
+    Latency: ``8 / eth_bytes`` clocks for the link word and the CRC engine's latency, from a
+    frame's last beat in to ``pushed``; one clock from ``started`` to the first beat out, and
+    two clocks from ``pushed`` or a move of ``sent`` to the next ``started``.
+    Throughput: one beat per clock in (the link word's beats added) and out.
 
     Members
     -------
     i : ``In(eth_stream(eth_width))``
-        Bridge frames (no FCS), or CC_UPDATEs built without their link word.
+        Bridge frames (no FCS, multiples of 8 bytes), or CC_UPDATEs built without their link
+        word.
     seq : ``In(seq_bits)``; pushed : ``Out(1)``; room : ``Out(1)``
     acked, sent, next : ``In(seq_bits)``
     go : ``In(1)``; started : ``Out(1)``
@@ -54,50 +67,57 @@ class ReplayRing(ConfiguredComponent):
         m = Module()
         rows = cfg.replay_bytes // cfg.eth_bytes
         m.submodules.mem = mem = Memory(shape=cfg.eth_width, depth=rows, init=[])
-        desc = data.StructLayout({"start": range(2 * rows),
-                                               "bytes": range(cfg.max_wire_bytes + 1)})
+        desc = _descriptor(cfg, rows)
         m.submodules.descs = descs = Memory(shape=desc, depth=cfg.replay_frames, init=[])
+        dw = descs.write_port()
         at = Signal(range(2 * rows))            # the next row to write
-        base = Signal(range(2 * rows))          # the first row of the oldest kept frame
-        self._write(m, mem, descs, at, base, rows)
-        self._send(m, mem, descs, rows)
+        pending = Signal()                      # a whole frame waits for its FCS
+        p_start = Signal.like(at)               # ... its first row
+        self._room(m, descs, dw, at, pending, p_start, rows)
+        self._write(m, mem, dw, at, pending, p_start)
+        self._send(m, mem, descs, dw, rows)
         return m
 
-    def _write(self, m, mem, descs, at, base, rows):
-        cfg, i = self.config, self.i
-        wr, dw = mem.write_port(), descs.write_port()
+    def _room(self, m, descs, dw, at, pending, p_start, rows):
+        """``room``: frames kept and pending below ``replay_frames − 1``, and rows for a
+        longest frame after those of the oldest frame kept (its descriptor read at ``acked``
+        two clocks ago: no room until that read is current)."""
+        cfg = self.config
         oldest = descs.read_port()
+        base = Signal.like(at)
+        acked_1, acked_2 = Signal.like(self.acked), Signal.like(self.acked)
+        wrote_1, wrote_2 = Signal(), Signal()
+        m.d.comb += oldest.addr.eq(self.acked[:len(oldest.addr)])
+        m.d.sync += [base.eq(oldest.data.start), acked_1.eq(self.acked), acked_2.eq(acked_1),
+                     wrote_1.eq(dw.en), wrote_2.eq(wrote_1)]
+        empty = self.acked == self.next
+        current = empty | ((self.acked == acked_1) & (acked_1 == acked_2) & ~wrote_1 & ~wrote_2)
+        first = Mux(empty, Mux(pending, p_start, at), base)
+        used = (at - first)[:len(at)]
+        kept = (self.next - self.acked)[:cfg.seq_bits] + pending
+        m.d.comb += self.room.eq(current & (kept < cfg.replay_frames - 1)
+                                 & (used <= rows - cfg.rows(cfg.max_wire_bytes)))
+
+    def _write(self, m, mem, dw, at, pending, p_start):
+        cfg, i = self.config, self.i
+        wr = mem.write_port()
         lw_beats = LINK_WORD_BYTES // cfg.eth_bytes
-        fcs_beats = -(-FCS_BYTES // cfg.eth_bytes)
         pos = Signal(range(cfg.max_wire_bytes + 1))     # bytes of this frame in (no link word)
         start = Signal.like(at)
         inside = Signal()                               # a frame is being written
         word_k = Signal(range(lw_beats + 1))            # link-word beats written
-        fcs_k = Signal(range(fcs_beats + 1))            # FCS beats written
-        ending = Signal()                               # its last byte is in: the FCS next
-        fcs = Signal(32)
-        fcs_ok = Signal()
+        p_bytes = Signal.like(pos)
         m.submodules.crc = crc = Crc32(CrcConfig(data_width=cfg.eth_width, pipeline=1))
-
-        # Room: frames kept below the limit, and rows for a longest frame.
-        m.d.comb += oldest.addr.eq(self.acked[:len(oldest.addr)])
-        used = Mux(self.acked == self.next, 0, (at - base)[:len(at)])
-        m.d.sync += base.eq(oldest.data.start)
-        m.d.comb += self.room.eq(((self.next - self.acked)[:cfg.seq_bits] < cfg.replay_frames - 1)
-                                 & (used <= rows - cfg.rows(cfg.max_wire_bytes)))
+        push = crc.o.valid & pending                    # the pending frame's FCS
 
         word = Signal(link_word_layout)
-        m.d.comb += [word.seq.eq(self.seq), word.zero.eq(0)]
-        in_word = inside & ~ending & (pos == HEADER_BYTES) & (word_k < lw_beats)
-        m.d.comb += i.ready.eq(~ending & ~in_word & (inside | self.room))
+        m.d.comb += [word.seq.eq(self.seq + pending), word.zero.eq(0)]
+        in_word = inside & (pos == HEADER_BYTES) & (word_k < lw_beats)
+        m.d.comb += i.ready.eq(~in_word & (inside | self.room) & (~i.p.last | ~pending | push))
         take = i.valid & i.ready
         beat = Mux(in_word, word.as_value().word_select(word_k, cfg.eth_width), i.p.data)
-        write_fcs = ending & fcs_ok & (fcs_k < fcs_beats)
-        fcs_data = fcs.word_select(fcs_k, cfg.eth_width) if fcs_beats > 1 else fcs
         m.d.comb += [
-            wr.addr.eq(at[:len(wr.addr)]),
-            wr.data.eq(Mux(write_fcs, fcs_data, beat)),
-            wr.en.eq(take | in_word | write_fcs),
+            wr.addr.eq(at[:len(wr.addr)]), wr.data.eq(beat), wr.en.eq(take | in_word),
             crc.i.valid.eq(take | in_word),
             crc.i.payload.data.eq(beat),
             crc.i.payload.keep.eq(Mux(in_word, (1 << cfg.eth_bytes) - 1, i.p.keep)),
@@ -110,47 +130,57 @@ class ReplayRing(ConfiguredComponent):
         with m.If(in_word):                 # ``pos`` counts the frame's own bytes
             m.d.sync += word_k.eq(word_k + 1)
         with m.If(take):
-            m.d.sync += [pos.eq(pos + nbytes), inside.eq(1)]
+            m.d.sync += [pos.eq(pos + nbytes), inside.eq(~i.p.last)]
             with m.If(~inside):
                 m.d.sync += start.eq(at)
             with m.If(i.p.last):
-                m.d.sync += ending.eq(1)
-        with m.If(crc.o.valid):
-            m.d.sync += [fcs.eq(crc.o.payload.crc), fcs_ok.eq(1)]
-        with m.If(write_fcs):
-            m.d.sync += fcs_k.eq(fcs_k + 1)
-        done = ending & fcs_ok & (fcs_k == fcs_beats)
-        m.d.comb += [dw.addr.eq(self.seq[:len(dw.addr)]), dw.en.eq(done),
-                     dw.data.start.eq(start[:len(dw.data.start)]),
-                     dw.data.bytes.eq(pos + LINK_WORD_BYTES + FCS_BYTES), self.pushed.eq(done)]
-        with m.If(done):
-            m.d.sync += [inside.eq(0), ending.eq(0), fcs_ok.eq(0), fcs_k.eq(0), word_k.eq(0),
-                         pos.eq(0)]
+                m.d.sync += [p_start.eq(start), p_bytes.eq(pos + nbytes + LINK_WORD_BYTES),
+                             word_k.eq(0), pos.eq(0)]
+        with m.If(push):
+            m.d.sync += pending.eq(0)
+        with m.If(take & i.p.last):
+            m.d.sync += pending.eq(1)
+        m.d.comb += [dw.addr.eq(self.seq[:len(dw.addr)]), dw.en.eq(push),
+                     dw.data.start.eq(p_start[:len(dw.data.start)]), dw.data.bytes.eq(p_bytes),
+                     dw.data.fcs.eq(crc.o.payload.crc), self.pushed.eq(push)]
 
-    def _send(self, m, mem, descs, rows):
+    def _send(self, m, mem, descs, dw, rows):
+        """The frame at ``sent``: its rows, then its FCS. Its descriptor is read at ``sent``
+        every clock; ``armed`` once that read is current."""
         cfg, o = self.config, self.o
         rd, dr = mem.read_port(), descs.read_port()
-        busy = Signal()                 # a frame is being read
-        fetched = Signal()              # its descriptor is on ``dr.data``
-        reading = Signal(range(rows))
-        left = Signal(range(cfg.max_wire_bytes + 1))      # bytes still to read
+        fcs_beats = -(-FCS_BYTES // cfg.eth_bytes)
+        sent_1, wrote = Signal.like(self.sent), Signal()
         m.d.comb += dr.addr.eq(self.sent[:len(dr.addr)])
-        begin = ~busy & ~fetched & self.go
-        m.d.comb += self.started.eq(begin)
-        m.d.sync += fetched.eq(begin)
-        with m.If(fetched):
-            m.d.sync += [busy.eq(1), reading.eq(dr.data.start[:len(reading)]), left.eq(dr.data.bytes)]
+        m.d.sync += [sent_1.eq(self.sent), wrote.eq(dw.en & (dw.addr == dr.addr))]
+        armed = (self.sent == sent_1) & ~wrote
+
+        reading = Signal(range(rows))
+        left = Signal(range(cfg.rows(cfg.max_wire_bytes) + 1))  # rows still to read
+        fcs = Signal(32)
+        fcs_left = Signal(range(fcs_beats + 1))                 # FCS beats still to send
+        from_fcs = Signal()                                     # ``o`` carries an FCS beat
+        fcs_beat = Signal(cfg.eth_width)
         advance = ~o.valid | o.ready
-        issue = advance & busy
+        begin = advance & self.go & armed & (left == 0) & (fcs_left == 0)
+        row = advance & (begin | (left != 0))
+        tail = advance & (left == 0) & (fcs_left != 0)
+        m.d.comb += [self.started.eq(begin),
+                     rd.en.eq(advance), o.p.user.eq(0),
+                     rd.addr.eq(Mux(begin, dr.data.start[:len(rd.addr)], reading)),
+                     o.p.data.eq(Mux(from_fcs, fcs_beat, rd.data))]
+        with m.If(begin):
+            m.d.sync += [reading.eq(dr.data.start[:len(reading)] + 1),
+                         left.eq((dr.data.bytes >> (cfg.eth_bytes.bit_length() - 1)) - 1),
+                         fcs.eq(dr.data.fcs), fcs_left.eq(fcs_beats)]
+        with m.Elif(row):
+            m.d.sync += [reading.eq(reading + 1), left.eq(left - 1)]
+        with m.Elif(tail):
+            m.d.sync += [fcs.eq(fcs >> cfg.eth_width if cfg.eth_width < 32 else 0),
+                         fcs_left.eq(fcs_left - 1)]
         ones = (1 << cfg.eth_bytes) - 1
-        last = left <= cfg.eth_bytes
-        m.d.comb += [rd.en.eq(advance), rd.addr.eq(reading), o.p.data.eq(rd.data),
-                     o.p.user.eq(0)]
         with m.If(advance):
-            m.d.sync += o.valid.eq(issue)
-        with m.If(issue):
-            m.d.sync += [reading.eq(reading + 1), left.eq(left - cfg.eth_bytes),
-                         o.p.last.eq(last),
-                         o.p.keep.eq(Mux(last, Const(ones, cfg.eth_bytes) >> (cfg.eth_bytes - left)[:cfg.eth_bytes.bit_length()].as_unsigned(),
-                                         ones)),
-                         busy.eq(~last)]
+            m.d.sync += [o.valid.eq(row | tail), from_fcs.eq(tail),
+                         fcs_beat.eq(fcs[:min(32, cfg.eth_width)]),
+                         o.p.last.eq(tail & (fcs_left == 1)),
+                         o.p.keep.eq(Mux(tail, ones >> max(0, cfg.eth_bytes - FCS_BYTES), ones))]
