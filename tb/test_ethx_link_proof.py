@@ -70,7 +70,8 @@ frees ``d = (s + 1 − acked) mod 16`` frames if ``d`` is at most the frames sen
 frees them all, with a frame entering in the same clock. Invariants: the harness's pointers are
 LlrTx's (``acked``, ``top``); only frames kept were sent, and none while not synchronized;
 ``sent`` lies from ``acked`` to ``top``; a frame being written into the ring (``inside``) or
-waiting for its FCS (``pending``) had room.
+waiting for its FCS (``pending``) had room; the ring's ``room``, a clock old, holds after a clock
+in which nothing entered (``quiet``).
 
 Found, and fixed in LlrTx: ``sent`` could fall behind ``acked``. When ``up`` rises in OFF in the
 same clock as a valid ACK or NACK arrives, LlrTx's state machine (``_states``: REPLAY from the
@@ -356,6 +357,7 @@ class _Occupancy(Elaboratable):
         if self.invariants:
             l_top = _internal(llr_m, "top")
             inside, pending = _internal(ring_m, "inside"), _internal(ring_m, "pending")
+            quiet = _internal(ring_m, "quiet")
             m.d.comb += [
                 Assert(llr.acked == acked, "i: acked"),
                 Assert((l_top - llr.acked)[:bits] == top, "i: highest sent"),
@@ -364,6 +366,8 @@ class _Occupancy(Elaboratable):
                 Assert((llr.sent - llr.acked)[:bits] <= top, "i: sent from acked to top"),
                 Assert(~pending | (count < frames - 1), "i: a frame waiting for its FCS had room"),
                 Assert(~inside | (count + pending < frames - 1), "i: a frame entering had room"),
+                Assert(~(ring.room & quiet) | (count + pending < frames - 1),
+                       "i: room (a clock old) holds while nothing entered"),
             ]
         return m
 

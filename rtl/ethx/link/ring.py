@@ -33,12 +33,14 @@ class ReplayRing(ConfiguredComponent):
     ``acked`` .. ``next − 1`` stay kept.
 
     ``i`` takes a frame's first beat only while the ring has room for it and for a longest
-    wire frame (``room``): a frame never waits half-written.
+    wire frame (``room``, a clock old) and after a clock in which no row was written: a frame
+    never waits half-written, and one clock passes between frames in.
 
     Latency: ``8 / eth_bytes`` clocks for the link word and the CRC engine's latency, from a
     frame's last beat in to ``pushed``; one clock from ``started`` to the first beat out, and
     two clocks from ``pushed`` or a move of ``sent`` to the next ``started``.
-    Throughput: one beat per clock in (the link word's beats added) and out.
+    Throughput: one beat per clock in (the link word's beats and a clock between frames
+    added) and out.
 
     Members
     -------
@@ -79,9 +81,11 @@ class ReplayRing(ConfiguredComponent):
         return m
 
     def _room(self, m, descs, dw, at, pending, p_start, rows):
-        """``room``: frames kept and pending below ``replay_frames − 1``, and rows for a
-        longest frame after those of the oldest frame kept (its descriptor read at ``acked``
-        two clocks ago: no room until that read is current)."""
+        """``room``, registered [Fmax]: frames kept and pending below ``replay_frames − 1``,
+        and rows for a longest frame after those of the oldest frame kept (its descriptor
+        read at ``acked`` two clocks ago: no room until that read is current). A frame's
+        first beat also waits for a clock without a write: then nothing entered since
+        ``room`` was computed."""
         cfg = self.config
         oldest = descs.read_port()
         base = Signal.like(at)
@@ -95,7 +99,7 @@ class ReplayRing(ConfiguredComponent):
         first = Mux(empty, Mux(pending, p_start, at), base)
         used = (at - first)[:len(at)]
         kept = (self.next - self.acked)[:cfg.seq_bits] + pending
-        m.d.comb += self.room.eq(current & (kept < cfg.replay_frames - 1)
+        m.d.sync += self.room.eq(current & (kept < cfg.replay_frames - 1)
                                  & (used <= rows - cfg.rows(cfg.max_wire_bytes)))
 
     def _write(self, m, mem, dw, at, pending, p_start):
@@ -113,7 +117,9 @@ class ReplayRing(ConfiguredComponent):
         word = Signal(link_word_layout)
         m.d.comb += [word.seq.eq(self.seq + pending), word.zero.eq(0)]
         in_word = inside & (pos == HEADER_BYTES) & (word_k < lw_beats)
-        m.d.comb += i.ready.eq(~in_word & (inside | self.room) & (~i.p.last | ~pending | push))
+        quiet = Signal()                                # no row written in the clock before
+        m.d.comb += i.ready.eq(~in_word & (inside | (self.room & quiet))
+                               & (~i.p.last | ~pending | push))
         take = i.valid & i.ready
         beat = Mux(in_word, word.as_value().word_select(word_k, cfg.eth_width), i.p.data)
         m.d.comb += [
@@ -125,6 +131,7 @@ class ReplayRing(ConfiguredComponent):
             crc.o.ready.eq(1),
         ]
         nbytes = sum(i.p.keep[k] for k in range(cfg.eth_bytes))
+        m.d.sync += quiet.eq(~wr.en)
         with m.If(wr.en):
             m.d.sync += at.eq(at + 1)
         with m.If(in_word):                 # ``pos`` counts the frame's own bytes
