@@ -25,7 +25,8 @@ class LinkRx(ConfiguredComponent):
     §3.1, §4).
 
     Latency: a frame reaches ``o`` a few clocks after its last beat arrived (store and
-    forward: the FCS decides; a register between the checker and the judge). Throughput: one beat per clock in and out.
+    forward: the FCS decides; a register between the checker and the judge). Throughput: one
+    beat per clock in and out.
 
     Members
     -------
