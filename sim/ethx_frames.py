@@ -6,9 +6,9 @@ its number (a 64-bit little-endian word counting from 0), then ``words - 1`` zer
 """
 
 from amaranth import Cat, Const, Module, Mux, Shape, Signal
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.config import ConfiguredComponent
 from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.layout import eth_stream
 from rtl.model import ethx as bridge_model
@@ -27,26 +27,26 @@ def _words_shape(config):
 
 def _rows(config, words):
     """Beats of a frame of ``words`` record words (a whole number at every width)."""
-    return (bridge_model.HEADER_BYTES + bridge_model.WORD * words) // config.eth_bytes
+    return config.rows(bridge_model.HEADER_BYTES + bridge_model.WORD * words)
 
 
-class FrameSource(wiring.Component):
+class FrameSource(ConfiguredComponent):
     """Frames from ``src`` to ``dst`` on VC 0, back to back while ``enable`` is high (sampled
     at each frame's start); ``words`` (6 up to the MTU's capacity) sampled at each beat, so
     change it only while disabled. ``frames`` counts the frames sent whole."""
 
+    config_class = LinkConfig
+
     def __init__(self, config, dst, src):
-        assert isinstance(config, LinkConfig)
-        self._config = config
         self._header = int.from_bytes(bridge_model.header(dst, src), "little")
-        super().__init__({
-            "o": Out(eth_stream(config.eth_width)),
-            "enable": In(1), "words": In(_words_shape(config)),
+        super().__init__(config, lambda c: {
+            "o": Out(eth_stream(c.eth_width)),
+            "enable": In(1), "words": In(_words_shape(c)),
             "frames": Out(_COUNT_BITS),
         })
 
     def elaborate(self, platform):
-        cfg, o = self._config, self.o
+        cfg, o = self.config, self.o
         m = Module()
         number = Signal(8 * bridge_model.WORD)
         prefix = Cat(Const(self._header, 8 * bridge_model.HEADER_BYTES), number)
@@ -66,20 +66,20 @@ class FrameSource(wiring.Component):
         return m
 
 
-class FrameCheck(wiring.Component):
+class FrameCheck(ConfiguredComponent):
     """Frames of :class:`FrameSource` taken at once (``i.ready`` is high): ``frames`` counts
     them, ``bad`` those whose number is not the next or whose length is not ``words``."""
 
+    config_class = LinkConfig
+
     def __init__(self, config):
-        assert isinstance(config, LinkConfig)
-        self._config = config
-        super().__init__({
-            "i": In(eth_stream(config.eth_width)), "words": In(_words_shape(config)),
+        super().__init__(config, lambda c: {
+            "i": In(eth_stream(c.eth_width)), "words": In(_words_shape(c)),
             "frames": Out(_COUNT_BITS), "bad": Out(_COUNT_BITS),
         })
 
     def elaborate(self, platform):
-        cfg, i = self._config, self.i
+        cfg, i = self.config, self.i
         m = Module()
         width = cfg.eth_bytes
         k_max = _rows(cfg, bridge_model.capacity(cfg.mtu)) + 1

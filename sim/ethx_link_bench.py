@@ -34,7 +34,8 @@ from rtl.model import ethx_channel as channel_model
 from rtl.model import ethx_link as model
 
 from .ethx_env import EthxEnv, cycle
-from .ethx_link_pair import NODES, channel_counts
+from .ethx_link_pair import channel_counts
+from .ethx_pair import NODES, other
 
 #: Frame error rates measured.
 POINTS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 3e-3, 1e-2)
@@ -104,8 +105,7 @@ class Bench(EthxEnv):
         for end in NODES:
             self.set(end, gen_enable=0)
         await ClockCycles(self.dut.clk, 2 * self.config.rows(self.config.max_frame_bytes))
-        far = {"a": "b", "b": "a"}
-        while any(self.get(end, "gen_frames") != self.get(far[end], "check_frames")
+        while any(self.get(end, "gen_frames") != self.get(other(end), "check_frames")
                   or self.get(end, "kept") for end in NODES):
             await ClockCycles(self.dut.clk, 1000)
 

@@ -11,9 +11,9 @@ from rtl.ethx.link.link import EthxLink
 from rtl.model import ethx_channel as channel_model
 
 from .ethx_frames import FrameCheck, FrameSource
-from .ethx_pair import pass_ports, port_members
+from .ethx_pair import NODES, other, pass_ports, port_members
 
-__all__ = ["NODES", "EthxLinkPair", "EthxLinkWire", "EthxLinkTraffic", "channel_config",
+__all__ = ["EthxLinkPair", "EthxLinkWire", "EthxLinkTraffic", "channel_config",
            "channel_counts"]
 
 #: Link ports the wired pair joins itself.
@@ -22,10 +22,6 @@ _LINK_INTERNAL = ("node", "tx", "rx")
 _TRAFFIC_INTERNAL = ("a_i", "a_o", "b_i", "b_o")
 #: Channel ports the wired pair joins itself.
 _CHANNEL_INTERNAL = ("i", "o")
-
-#: The two ends' node IDs.
-NODES = {"a": 1, "b": 2}
-
 
 class EthxLinkPair(ConfiguredComponent):
     """Links ``a`` and ``b``, every port passed on as ``a_<port>`` and ``b_<port>`` but
@@ -75,7 +71,8 @@ class EthxLinkWire(ConfiguredComponent):
             m.d.comb += links[end].node.eq(node)
             pass_ports(m, self, end, links[end], _LINK_INTERNAL)
             pass_ports(m, self, f"{end}_wire", wires[end], _CHANNEL_INTERNAL)
-        for end, far in (("a", "b"), ("b", "a")):
+        for end in NODES:
+            far = other(end)
             wiring.connect(m, links[end].tx, wires[end].i)
             wiring.connect(m, wires[end].o, links[far].rx)
             beats = getattr(self, f"{end}_line_beats")
@@ -120,7 +117,8 @@ class EthxLinkTraffic(ConfiguredComponent):
         m = Module()
         m.submodules.wire = wire = EthxLinkWire(self.config)
         pass_ports(m, self, None, wire, _TRAFFIC_INTERNAL)
-        for end, far in (("a", "b"), ("b", "a")):
+        for end in NODES:
+            far = other(end)
             m.submodules[f"{end}_gen"] = source = FrameSource(self.config, NODES[far],
                                                                NODES[end])
             m.submodules[f"{end}_check"] = check = FrameCheck(self.config)

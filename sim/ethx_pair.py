@@ -11,11 +11,17 @@ from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import window_layout
 
-__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "pair_windows", "pass_ports",
+__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "other", "pair_windows", "pass_ports",
            "port_members"]
 
 #: The two nodes' IDs.
 NODES = {"a": 1, "b": 2}
+
+
+def other(end):
+    """The pair's other end."""
+    return "b" if end == "a" else "a"
+
 #: Each serving side's one access window: bytes 0 .. 2^WINDOW_LOG2 - 1, open to the two nodes.
 WINDOW_LOG2 = 20
 

@@ -13,7 +13,7 @@ from rtl.model import ethx as model
 
 from .ethx_channel import EthxChannel
 from .ethx_env import EthxEnv
-from .ethx_pair import NODES, WINDOW_LOG2
+from .ethx_pair import NODES, WINDOW_LOG2, other
 from .ethx_traffic import random_access
 
 __all__ = ["MEMORY", "PairEnv", "other"]
@@ -24,19 +24,20 @@ MEMORY = 1 << WINDOW_LOG2
 REGION = 0x10000
 
 
-def other(end):
-    """The pair's other end."""
-    return "b" if end == "a" else "a"
-
-
 class PairEnv(EthxEnv):
     """Both bridges of the pair with their GPUs (``gpu[end]``), memories (``ram[end]``) and the
     channels from each end (``channel[end]``, see :class:`~sim.ethx_channel.EthxChannel` for
     ``delay`` and ``line_rate``; none with ``channels`` false: the top has its own wire);
-    ``quiet`` keeps the AXI models from logging each access."""
+    ``quiet`` keeps the AXI models from logging each access; with ``axi`` false there are no
+    GPU or memory models: the top has its own traffic and memories."""
 
-    def __init__(self, dut, *, delay=20, line_rate=False, quiet=False, channels=True):
+    def __init__(self, dut, *, delay=20, line_rate=False, quiet=False, channels=True, axi=True):
         super().__init__(dut)
+        self.user = user_layout(self.config)
+        self.channel = {e: EthxChannel(dut, self.config, e, other(e), delay=delay,
+                                       line_rate=line_rate) for e in NODES} if channels else {}
+        if not axi:
+            return
         if quiet:           # the AXI models log every transaction at INFO
             for e in NODES:
                 for port in ("s_axi", "m_axi"):
@@ -47,9 +48,6 @@ class PairEnv(EthxEnv):
                               dut.clk, dut.rst, size=MEMORY) for e in NODES}
         for ram in self.ram.values():
             ram.write(0, self.rng.randbytes(MEMORY))
-        self.channel = {e: EthxChannel(dut, self.config, e, other(e), delay=delay,
-                                       line_rate=line_rate) for e in NODES} if channels else {}
-        self.user = user_layout(self.config)
 
     def user_bits(self, dest, order=0):
         """AxUSER for node ``dest`` on VC 0, ``order`` the release/acquire bit."""

@@ -21,15 +21,12 @@ from rtl.model import ethx_link as model
 from sim import harness
 from sim.ethx_channel import EthxChannel
 from sim.ethx_env import EthxEnv
-from sim.ethx_link_pair import NODES, EthxLinkPair
+from sim.ethx_link_pair import EthxLinkPair
+from sim.ethx_pair import NODES, other
 from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses
 
 TIMEOUT_US = 8000
 COUNT_MASK = (1 << model.COUNT_BITS) - 1
-
-
-def other(end):
-    return "b" if end == "a" else "a"
 
 
 def kind_of(received):

@@ -124,8 +124,7 @@ class LinkTx(ConfiguredComponent):
         o = self.o
         on_ring, on_ctl = Signal(name="on_ring"), Signal(name="on_ctl")
         ends = o.valid & o.ready & o.p.last
-        free = (~on_ring & ~on_ctl) | ends
-        choose = free & ~on_ctl & self.up
+        choose = self.up & ~on_ctl & (~on_ring | ends)
         to_ctl = choose & ctl_tx.o.valid
         m.d.comb += ring.go.eq(choose & ~ctl_tx.o.valid & llr.may_send)
         with m.If(ends):
