@@ -24,8 +24,8 @@ from cocotbext.axi import AxiResp
 from rtl.model import ethx as model
 
 from .ethx_env import cycle
-from .ethx_pair import NODES
-from .ethx_pair_env import PairEnv, other
+from .ethx_pair import NODES, other
+from .ethx_pair_env import PairEnv
 
 #: (name, read, bytes per access, accesses under load). 4 KB at a 64-bit bus is two bursts
 #: of 256 beats (the GPU's AxiMaster splits it).

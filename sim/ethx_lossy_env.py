@@ -28,10 +28,10 @@ ALL_CONTROL = sum(1 << kind for kind in link_model.Ctl)
 class LossyEnv(PairEnv):
     """:class:`~sim.ethx_pair_env.PairEnv` on the lossy pair: the links' settings and up
     levels, each channel's controls and counters (ports ``<end>_wire_<name>``: the channel
-    from ``end``)."""
+    from ``end``); ``axi`` as for :class:`~sim.ethx_pair_env.PairEnv`."""
 
-    def __init__(self, dut, *, delay=DELAY):
-        super().__init__(dut, channels=False, quiet=True)
+    def __init__(self, dut, *, delay=DELAY, axi=True):
+        super().__init__(dut, channels=False, quiet=True, axi=axi)
         link = link_config(self.config)
         self.settings = default_settings(link, round_trip=2 * delay + 40)
         layout = settings_layout(link)

@@ -16,7 +16,7 @@ from .ethx_env import EthxEnv
 from .ethx_pair import NODES, WINDOW_LOG2, other
 from .ethx_traffic import random_access
 
-__all__ = ["MEMORY", "PairEnv", "other"]
+__all__ = ["MEMORY", "PairEnv"]
 
 #: Bytes of each node's memory model: its access window.
 MEMORY = 1 << WINDOW_LOG2

@@ -1,6 +1,6 @@
 """``make sim``: the system simulation and its report.
 
-Six scenarios:
+Seven scenarios:
 
 - ``crc``: the 512-bit CRC-32 engine fed several thousand random Ethernet frames (checked by
   their FCS) and 640-byte UALink DL-flit-sized blocks (CRC generated), every result compared
@@ -23,7 +23,11 @@ Six scenarios:
 - ``ethx_lossy``: the same bridges behind lossless links over error-injecting channels
   (:mod:`sim.ethx_lossy_system`) losing ``SIM_LOSSY_FER`` (1e-3) of frames and flipping bits at
   ``SIM_LOSSY_BER`` (1e-6) both ways: random accesses and the message-passing litmus, with the
-  channels' faults and the links' replays.
+  channels' faults and the links' replays;
+- ``ethx_long``: the same lossy system with its AXI traffic and memories in hardware
+  (:mod:`sim.ethx_long`): bursts both ways, every one read back and checked, until the bridges
+  have received ``SIM_ETHX_LONG_FRAMES`` (100 000) frames; then both memories compared word by
+  word (``SIM_ETHX_LONG_FRAMES=1000000`` is the long run of the README).
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
 ``SIM_SCENARIOS=a,b`` runs only those scenarios, ``SEED=n`` reproduces a run, ``WAVES=1``
@@ -41,6 +45,7 @@ from rtl.tl.layout import TlConfig
 from sim import harness, toolchain
 from sim.dl_link_env import TL_PER_CLOCK
 from sim.ethx_lossy_pair import EthxLossyPair
+from sim.ethx_lossy_traffic import EthxLossyTraffic
 from sim.ethx_pair import EthxPair
 from sim.tl_link import TlLink
 from sim.ualink_link import UALINK_LINK, UalinkLink
@@ -55,6 +60,8 @@ TL_CACHE_CONFIG = TlConfig(cache_ways=4, cache_rows=1024, cache_rx_index="DSTACC
 ETHX_CONFIG = EthxConfig(sources=4)
 #: The lossy scenario's bridges: the link adds and checks the FCS.
 ETHX_LOSSY_CONFIG = EthxConfig(sources=4, fcs=False)
+#: The long run's bridges: those of its test (a frame as soon as no record follows).
+ETHX_LONG_CONFIG = EthxConfig(sources=4, fcs=False, timeout=0)
 
 
 def _run(component, config, toplevel, module, part, env):
@@ -188,6 +195,32 @@ def _ethx_lossy_rows(figures):
     ]
 
 
+def _ethx_long_rows(figures):
+    cfg, ch, links, gen = (figures[k] for k in ("config", "channels", "links", "generators"))
+    return [
+        ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet, lossless links, "
+                    f"FER {figures['fer']:.0e} and BER {figures['ber']:.0e} both ways, AXI "
+                    "bursts made and checked in hardware"),
+        ("seed", figures["seed"]),
+        ("frames", f"{figures['frames']} bridge frames received in {figures['clocks']} clocks"),
+        ("bursts", "; ".join(f"from {e}: {g['writes']} written, {g['checked']} read back, "
+                             f"{g['bad_data']} wrong words, {g['bad_resp']} wrong responses"
+                             for e, g in gen.items())),
+        ("channels", "; ".join(f"from {e}: {c['frames']} frames, {c['dropped']} dropped, "
+                               f"{c['error_beats']} bit errors, {c['ctl_dropped']} control "
+                               "dropped" for e, c in ch.items())),
+        ("links", "; ".join(f"{e}: {l['tx']['TX_OK']} sent, {l['tx']['TX_REPLAYED']} replayed "
+                            f"({l['tx']['TX_REPLAY_NACK']} by NACK, {l['tx']['TX_REPLAY_TIMER']} "
+                            f"by timer), {l['rx']['RX_BAD']} bad received"
+                            for e, l in links.items())),
+        ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
+                                         for e, v in figures["errors"].items())),
+        ("mismatches", figures["mismatches"]),
+        ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
+        ("wall time (with build)", f"{figures['wall_seconds']} s"),
+    ]
+
+
 def main():
     report = toolchain.BUILD / "sim" / "report.json"
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -212,6 +245,9 @@ def main():
                  _ethx_rows),
         "ethx_lossy": (EthxLossyPair(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG, "ethx_lossy_pair",
                        "sim.ethx_lossy_system", dict(ethx_env, **lossy_env), _ethx_lossy_rows),
+        "ethx_long": (EthxLossyTraffic(ETHX_LONG_CONFIG), ETHX_LONG_CONFIG, "ethx_lossy_traffic",
+                      "sim.ethx_long", dict(lossy_env, SIM_ETHX_LONG_FRAMES=os.environ.get(
+                          "SIM_ETHX_LONG_FRAMES", "100000")), _ethx_long_rows),
     }
     chosen = os.environ.get("SIM_SCENARIOS")
     if chosen:                  # e.g. SIM_SCENARIOS=ethx,tl
