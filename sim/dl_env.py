@@ -78,12 +78,14 @@ class PhySide:
     """The PHY side of ``dut``: every DL flit leaving ``phy_out`` (always ready) goes to
     ``on_flit(flit, clock)``; flits given to :meth:`send` enter ``phy_in`` beat by beat from
     their due clock, in order. ``on_clock(clock)``, if given, runs once per clock. A reset
-    empties both directions."""
+    empties both directions. ``lag``: the most clocks a beat waited past its due clock for
+    ``phy_in`` to take it (the DL's receive side backs up when its TL output stalls)."""
 
     def __init__(self, dut, on_flit, on_clock=None):
         self._dut, self._on_flit, self._on_clock = dut, on_flit, on_clock
         self._queue = collections.deque()           # (due clock, beat payload)
         self.now = 0
+        self.lag = 0
 
     def send(self, flit, due):
         for b in range(BEATS_PER_FLIT):
@@ -102,7 +104,7 @@ class PhySide:
                 self._queue.clear()
                 beats, offered = [], False
             if offered and int(dut.phy_in__ready.value):
-                self._queue.popleft()
+                self.lag = max(self.lag, self.now - self._queue.popleft()[0])
             if int(dut.phy_out__valid.value):
                 payload = int(dut.phy_out__payload.value)
                 beats.append((payload & ((1 << BEAT_BITS) - 1)).to_bytes(BEAT_BYTES, "little"))
