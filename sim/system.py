@@ -69,14 +69,18 @@ def _run(component, config, toplevel, module, part, env):
     part.unlink(missing_ok=True)
     started = time.monotonic()
     failure = None
+    seed = harness.seed()
     try:
         harness.run(component, config, toplevel=toplevel, test_module=module,
-                    run_name="system", extra_env={**env, "SIM_REPORT": str(part)})
+                    run_name="system", extra_env={**env, "SIM_REPORT": str(part)},
+                    seed_value=seed)
     except AssertionError as exc:
         failure = str(exc)
     wall = round(time.monotonic() - started, 1)
     figures = json.loads(part.read_text()) if part.exists() else None
     if figures is not None:
+        # cocotb derives each test's RANDOM_SEED from this one: SEED=<this> reproduces the run.
+        figures["seed"] = seed
         figures["wall_seconds"] = wall
         part.unlink()
     return figures, failure or (None if figures else "no report written")
