@@ -9,11 +9,10 @@ from amaranth.lib.wiring import In, Out
 from rtl.config import ConfiguredComponent
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import axi4_signature
+from rtl.model.ethx import Burst
 
 __all__ = ["AxiRam"]
 
-#: AxBURST INCR [AMBA AXI4 A3.4.1].
-INCR = 1
 _COUNT_BITS = 32
 
 
@@ -43,13 +42,9 @@ class AxiRam(ConfiguredComponent):
             "writes": Out(_COUNT_BITS), "reads": Out(_COUNT_BITS), "bad": Out(_COUNT_BITS),
         })
 
-    @property
-    def _size(self):
-        """AxSIZE of the bus's width."""
-        return (self.config.data_width // 8).bit_length() - 1
-
     def _word(self, addr):
-        return addr[self._size:self._size + self.words_log2]
+        size = self.config.bus_size
+        return addr[size:size + self.words_log2]
 
     def elaborate(self, platform):
         m = Module()
@@ -72,7 +67,7 @@ class AxiRam(ConfiguredComponent):
                 with m.If(axi.awvalid):
                     m.d.sync += [addr.eq(self._word(axi.awaddr)), beats.eq(0),
                                  length.eq(axi.awlen)]
-                    with m.If((axi.awburst != INCR) | (axi.awsize != self._size)):
+                    with m.If((axi.awburst != Burst.INCR) | (axi.awsize != self.config.bus_size)):
                         m.d.sync += self.bad.eq(self.bad + 1)
                     m.next = "DATA"
             with m.State("DATA"):
@@ -105,7 +100,7 @@ class AxiRam(ConfiguredComponent):
                 with m.If(axi.arvalid):
                     m.d.sync += [addr.eq(self._word(axi.araddr)), left.eq(axi.arlen),
                                  self.reads.eq(self.reads + 1)]
-                    with m.If((axi.arburst != INCR) | (axi.arsize != self._size)):
+                    with m.If((axi.arburst != Burst.INCR) | (axi.arsize != self.config.bus_size)):
                         m.d.sync += self.bad.eq(self.bad + 1)
                     m.next = "FETCH"
             with m.State("FETCH"):                  # the first word's clock of latency

@@ -15,13 +15,12 @@ from amaranth.lib.wiring import In, Out
 from rtl.config import ConfiguredComponent
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import axi4_signature, user_layout
+from rtl.model.ethx import Burst
 
 __all__ = ["AxiTraffic", "burst_beats", "word"]
 
 #: Beats of a slot: the longest burst.
 SLOT_BEATS = 16
-#: AxBURST INCR [AMBA AXI4 A3.4.1].
-INCR = 1
 _COUNT_BITS = 32
 #: Low byte of every word, so that a zero word is never right.
 _MARK = 0x5A
@@ -68,10 +67,6 @@ class AxiTraffic(ConfiguredComponent):
                                                     "bad_data", "bad_resp")},
         })
 
-    @property
-    def _size(self):
-        return (self.config.data_width // 8).bit_length() - 1
-
     def _slot(self, n):
         return n[:self.slots_log2]
 
@@ -83,7 +78,7 @@ class AxiTraffic(ConfiguredComponent):
         return (self._slot(n) * 7)[:4]
 
     def _addr(self, n):
-        return Cat(Const(0, self._size + 4), self._slot(n))
+        return Cat(Const(0, self.config.bus_size + 4), self._slot(n))
 
     def _words(self, n, beat):
         """The bus word of beat ``beat`` of burst ``n``."""
@@ -97,8 +92,8 @@ class AxiTraffic(ConfiguredComponent):
         slots = 1 << self.slots_log2
         m.d.comb += self.idle.eq((self.writes == self.checked) & ~axi.awvalid)
         for ch in ("aw", "ar"):
-            m.d.comb += [getattr(axi, f"{ch}size").eq(self._size),
-                         getattr(axi, f"{ch}burst").eq(INCR),
+            m.d.comb += [getattr(axi, f"{ch}size").eq(self.config.bus_size),
+                         getattr(axi, f"{ch}burst").eq(Burst.INCR),
                          getattr(axi, f"{ch}user").eq(self._user)]
         m.d.comb += [axi.bready.eq(1), axi.rready.eq(1),
                      axi.wstrb.eq((1 << self.config.data_width // 8) - 1)]

@@ -49,6 +49,15 @@ class EthxEnv:
     async def reset(self):
         await reset(self.dut)
 
+    def set(self, prefix, **levels):
+        """Each input ``<prefix>_<name>`` of the top set to its value."""
+        for name, value in levels.items():
+            getattr(self.dut, f"{prefix}_{name}").value = value
+
+    def get(self, prefix, name):
+        """The top's port ``<prefix>_<name>``, unsigned."""
+        return int(getattr(self.dut, f"{prefix}_{name}").value)
+
     def counts(self, kinds, port="counts"):
         """A counters port (32 bits a counter) read as a dict by counter kind."""
         value = getattr(self.dut, port).value.to_unsigned()

@@ -73,13 +73,6 @@ class Bench(EthxEnv):
         for end in NODES:
             self.set(end, settings=value)
 
-    def set(self, end, **levels):
-        for name, value in levels.items():
-            getattr(self.dut, f"{end}_{name}").value = value
-
-    def get(self, end, name):
-        return getattr(self.dut, f"{end}_{name}").value.to_unsigned()
-
     def control(self, end, **levels):
         self.set(end, **{f"wire_{name}": value for name, value in levels.items()})
 

@@ -55,13 +55,6 @@ class LongEnv(LossyEnv):
         for end in NODES:
             self.set(end, gen_enable=0, ram_poke=0, ram_peek_addr=0)
 
-    def set(self, end, **levels):
-        for name, value in levels.items():
-            getattr(self.dut, f"{end}_{name}").value = value
-
-    def get(self, end, name):
-        return int(getattr(self.dut, f"{end}_{name}").value)
-
     async def reset(self):
         """Reset, and both memories cleared (their words outlive a reset)."""
         await super().reset()
@@ -113,7 +106,7 @@ class LongEnv(LossyEnv):
     async def wrong_words(self, end):
         """The rows of ``end``'s memory (read through its peek port) that differ from
         :func:`expected_memory` after the far generator's bursts, with both values."""
-        want = expected_memory(self.get(other(end), "gen_writes"), self.config.data_width // 64)
+        want = expected_memory(self.get(other(end), "gen_writes"), self.config.bus_words)
         wrong = []
         for row, value in enumerate(want):
             self.set(end, ram_peek_addr=row)
@@ -144,8 +137,7 @@ class LongEnv(LossyEnv):
 async def system(dut):
     tb = LongEnv(dut)
     await tb.reset()
-    for end in NODES:
-        tb.lossy(end, fer=FER, ber=BER)
+    tb.lossy_both(fer=FER, ber=BER)
     started = time.monotonic()
     clocks = await tb.run(FRAMES)
     report = {

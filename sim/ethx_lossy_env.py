@@ -12,7 +12,7 @@ from rtl.model import ethx_link as link_model
 
 from .ethx_link_pair import channel_counts
 from .ethx_lossy_pair import link_config
-from .ethx_pair import NODES
+from .ethx_pair import NODES, other
 from .ethx_pair_env import PairEnv
 
 __all__ = ["ALL_CONTROL", "DELAY", "SETTLE", "LossyEnv"]
@@ -36,16 +36,14 @@ class LossyEnv(PairEnv):
         self.settings = default_settings(link, round_trip=2 * delay + 40)
         layout = settings_layout(link)
         for end in NODES:
-            getattr(dut, f"{end}_link_settings").value = layout.const(self.settings).as_bits()
-            getattr(dut, f"{end}_link_up").value = 1
+            self.set(f"{end}_link", settings=layout.const(self.settings).as_bits(), up=1)
             seed = self.rng.getrandbits(64)
             dut._log.info("channel from %s: seed %#x", end, seed)
             self.control(end, seed=seed, reseed=0, enable=1, cut=0, delay=delay)
             self.errors_off(end)
 
     def control(self, end, **levels):
-        for name, value in levels.items():
-            getattr(self.dut, f"{end}_wire_{name}").value = value
+        self.set(f"{end}_wire", **levels)
 
     def errors_off(self, end):
         self.control(end, ber_threshold=0, burst_threshold=0, burst_length=0,
@@ -61,6 +59,11 @@ class LossyEnv(PairEnv):
                      burst_threshold=threshold(bursts), burst_length=burst_length,
                      ctl_threshold=threshold(ctl), ctl_kinds=ctl_kinds)
 
+    def lossy_both(self, **errors):
+        """:meth:`lossy` on both channels."""
+        for end in NODES:
+            self.lossy(end, **errors)
+
     def cut(self, level):
         """Both channels cut (every frame starting is lost) or whole."""
         for end in NODES:
@@ -69,7 +72,7 @@ class LossyEnv(PairEnv):
     def set_up(self, level):
         """Both links told the wire is up or down."""
         for end in NODES:
-            getattr(self.dut, f"{end}_link_up").value = level
+            self.set(f"{end}_link", up=level)
 
     def wire_counts(self, end):
         return channel_counts(self.dut, end)
@@ -90,22 +93,20 @@ class LossyEnv(PairEnv):
             await ClockCycles(self.dut.clk, 100)
 
     def _owed(self, end):
-        dut = self.dut
-        s_cc, s_cf = (getattr(dut, f"{end}_link_{name}").value.to_unsigned()
-                      for name in ("s_cc", "s_cf"))
-        return int(getattr(dut, f"{end}_link_kept").value) != 0 or s_cc != s_cf
+        link = f"{end}_link"
+        return self.get(link, "kept") != 0 or self.get(link, "s_cc") != self.get(link, "s_cf")
 
     def check_links(self):
         """Nothing kept, owed, flushed or overflowed; each end's receiver took every eligible
         frame the other sent once; log what the channels did."""
         for end in NODES:
-            far = "b" if end == "a" else "a"
+            far = other(end)
             tx, rx, wire = self.tx(end), self.rx(far), self.wire_counts(end)
             self.dut._log.info("%s -> %s: channel %s", end, far, wire)
             self.dut._log.info("%s tx %s", end, tx)
             self.dut._log.info("%s rx %s", far, rx)
             assert not self._owed(end), end
-            assert int(getattr(self.dut, f"{end}_link_tx_state").value) == TxState.ADVANCE.value
+            assert self.get(f"{end}_link", "tx_state") == TxState.ADVANCE.value
             assert tx["TX_FLUSHED"] == 0 and tx["CREDIT_ERROR"] == 0, tx
             assert tx["ACK_NACK_SEQ_ERROR"] == 0 and tx["TX_MALFORMED"] == 0, tx
             assert rx["RX_OVERFLOW"] == 0 and rx["RX_FOREIGN"] == 0, rx

@@ -27,8 +27,7 @@ BER = float(os.environ.get("SIM_LOSSY_BER", "1e-6"))
 async def system(dut):
     tb = LossyEnv(dut)
     await tb.reset()
-    for end in NODES:
-        tb.lossy(end, fer=FER, ber=BER)
+    tb.lossy_both(fer=FER, ber=BER)
     started, first = time.monotonic(), cycle()
     moved = await tb.traffic(ACCESSES, WORKERS, settle=SETTLE)
     clocks = cycle() - first

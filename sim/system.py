@@ -173,8 +173,21 @@ def _ethx_rows(figures):
     ]
 
 
+def _link_rows(figures):
+    """The lossy scenarios' channel and link rows."""
+    return [
+        ("channels", "; ".join(f"from {e}: {c['frames']} frames, {c['dropped']} dropped, "
+                               f"{c['error_beats']} bit errors, {c['ctl_dropped']} control "
+                               "dropped" for e, c in figures["channels"].items())),
+        ("links", "; ".join(f"{e}: {l['tx']['TX_OK']} sent, {l['tx']['TX_REPLAYED']} replayed "
+                            f"({l['tx']['TX_REPLAY_NACK']} by NACK, {l['tx']['TX_REPLAY_TIMER']} "
+                            f"by timer), {l['rx']['RX_BAD']} bad received"
+                            for e, l in figures["links"].items())),
+    ]
+
+
 def _ethx_lossy_rows(figures):
-    cfg, ch, links = figures["config"], figures["channels"], figures["links"]
+    cfg = figures["config"]
     mp = figures["message_passing"]
     return [
         ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet, lossless links, "
@@ -183,12 +196,7 @@ def _ethx_lossy_rows(figures):
         ("accesses", f"{figures['accesses']} ({figures['workers']} workers per GPU), "
                      f"{figures['bytes_moved']} bytes in {figures['traffic_clocks']} clocks: "
                      f"{figures['bytes_per_clock']} B/clock"),
-        ("channels", "; ".join(f"from {e}: {c['frames']} frames, {c['dropped']} dropped, "
-                               f"{c['error_beats']} bit errors" for e, c in ch.items())),
-        ("links", "; ".join(f"{e}: {l['tx']['TX_OK']} sent, {l['tx']['TX_REPLAYED']} replayed "
-                            f"({l['tx']['TX_REPLAY_NACK']} by NACK, {l['tx']['TX_REPLAY_TIMER']} "
-                            f"by timer), {l['rx']['RX_BAD']} bad received"
-                            for e, l in links.items())),
+        *_link_rows(figures),
         ("message passing", f"{mp['rounds']} rounds, {mp['reads']} acquire+read pairs, "
                             f"{len(mp['failures'])} failures"),
         ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
@@ -200,7 +208,7 @@ def _ethx_lossy_rows(figures):
 
 
 def _ethx_long_rows(figures):
-    cfg, ch, links, gen = (figures[k] for k in ("config", "channels", "links", "generators"))
+    cfg, gen = figures["config"], figures["generators"]
     return [
         ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet, lossless links, "
                     f"FER {figures['fer']:.0e} and BER {figures['ber']:.0e} both ways, AXI "
@@ -210,13 +218,7 @@ def _ethx_long_rows(figures):
         ("bursts", "; ".join(f"from {e}: {g['writes']} written, {g['checked']} read back, "
                              f"{g['bad_data']} wrong words, {g['bad_resp']} wrong responses"
                              for e, g in gen.items())),
-        ("channels", "; ".join(f"from {e}: {c['frames']} frames, {c['dropped']} dropped, "
-                               f"{c['error_beats']} bit errors, {c['ctl_dropped']} control "
-                               "dropped" for e, c in ch.items())),
-        ("links", "; ".join(f"{e}: {l['tx']['TX_OK']} sent, {l['tx']['TX_REPLAYED']} replayed "
-                            f"({l['tx']['TX_REPLAY_NACK']} by NACK, {l['tx']['TX_REPLAY_TIMER']} "
-                            f"by timer), {l['rx']['RX_BAD']} bad received"
-                            for e, l in links.items())),
+        *_link_rows(figures),
         ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
                                          for e, v in figures["errors"].items())),
         ("mismatches", figures["mismatches"]),

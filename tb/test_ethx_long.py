@@ -22,8 +22,7 @@ async def hardware_traffic_lossy(dut):
     too: every burst once, in order and right, both memories as the model says."""
     tb = LongEnv(dut)
     await tb.reset()
-    for end in NODES:
-        tb.lossy(end, fer=1e-3, ber=1e-6)
+    tb.lossy_both(fer=1e-3, ber=1e-6)
     await tb.run(FRAMES)
     dut._log.info("generators %s", {e: tb.generator(e) for e in NODES})
     assert tb.frames() >= FRAMES

@@ -23,8 +23,7 @@ TIMEOUT_US = 40000
 async def _run(dut, accesses, *, workers=3, **errors):
     tb = LossyEnv(dut)
     await tb.reset()
-    for end in NODES:
-        tb.lossy(end, **errors)
+    tb.lossy_both(**errors)
     await tb.traffic(accesses, workers, settle=SETTLE)
     await tb.drain()
     tb.check_links()
@@ -76,8 +75,7 @@ async def link_down_and_up(dut):
     cfg = EthxConfig.from_env()
     tb = LossyEnv(dut)
     await tb.reset()
-    for end in NODES:
-        tb.lossy(end, fer=1e-3)
+    tb.lossy_both(fer=1e-3)
     task = cocotb.start_soon(tb.traffic(_scaled(cfg, 40), settle=SETTLE))
     for _ in range(3):
         await ClockCycles(dut.clk, tb.rng.randrange(1000, 4000))
@@ -100,8 +98,7 @@ async def message_passing_lossy(dut):
     cfg = EthxConfig.from_env()
     tb = LossyEnv(dut)
     await tb.reset()
-    for end in NODES:
-        tb.lossy(end, fer=0.01, ber=1e-6)
+    tb.lossy_both(fer=0.01, ber=1e-6)
     rounds = _scaled(cfg, 100)
     reads, seen, failures = await message_passing(tb, rounds)
     assert not failures, failures[:10]

@@ -104,6 +104,11 @@ class EthxConfig(BlockConfig):
         return self.data_width // 64
 
     @property
+    def bus_size(self):
+        """AxSIZE of a beat as wide as the bus."""
+        return (self.data_width // 8).bit_length() - 1
+
+    @property
     def lanes(self):
         """Record words per frame-buffer row: one, or the words of a wide Ethernet beat."""
         return max(1, self.eth_width // 64)
