@@ -28,10 +28,16 @@ the full wire and by the white paper's metric next to the naive encoding's, and 
 per clock; unloaded latency from AR to R and AW to B; for :data:`ETHX_CONFIGS`. 128-byte loads
 under 85 % on the full wire with :data:`ETHX_LOAD_CONFIG` make the run fail (``BENCH_SCALE``
 shortens it).
+
+``simspeed``: the simulation speed of every ``make sim`` scenario (cycles/s, wall time, builds
+cached) and the wall time of each of the ten slowest tests of the regression, run alone.
 """
 
 import json
+import os
+import subprocess
 import sys
+from xml.etree import ElementTree
 
 from rtl.crc import Crc32, CrcConfig
 from rtl.dl.layout import BEATS_PER_FLIT
@@ -321,8 +327,40 @@ def _plot_ethx_link(result, path):
     figure.savefig(path, dpi=120)
 
 
+def bench_simspeed(out):
+    """Simulation speed: every ``make sim`` scenario (default sizes, builds cached first) and
+    the ten slowest tests of the regression (by ``tb/durations.json``), each timed alone."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    subprocess.run([sys.executable, "-m", "sim.system"], env=env, cwd=toolchain.REPO,
+                   stdout=subprocess.DEVNULL)           # builds (and a first run)
+    done = subprocess.run([sys.executable, "-m", "sim.system"], env=env, cwd=toolchain.REPO)
+    report = json.loads((toolchain.BUILD / "sim" / "report.json").read_text())
+    scenarios = {name: {"cycles_per_second": f["sim_cycles_per_second"],
+                        "wall_seconds": f["wall_seconds"]} if f else None
+                 for name, f in report.items()}
+    durations = json.loads((toolchain.REPO / "tb" / "durations.json").read_text())
+    slowest = sorted(durations, key=durations.get, reverse=True)[:10]
+    results = out.with_name("simspeed-tests.xml")
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "1",
+                    f"--junitxml={results}", *slowest], cwd=toolchain.REPO, env=env,
+                   stdout=subprocess.DEVNULL)
+    tests = {f"{case.get('classname').replace('.', '/')}.py::{case.get('name')}":
+             round(float(case.get("time")), 1)
+             for case in ElementTree.parse(results).iter("testcase")}
+    result = {"scenarios": scenarios, "slowest_tests_seconds": tests}
+    out.write_text(json.dumps(result, indent=2))
+    print(f"simulation speed ({out.relative_to(toolchain.REPO)})")
+    for name, figures in scenarios.items():
+        if figures:
+            print(f"  {name:<12} {figures['cycles_per_second']:>9,} cycles/s "
+                  f"{figures['wall_seconds']:>7} s")
+    for test, seconds in tests.items():
+        print(f"  {seconds:>7} s  {test}")
+    return [] if done.returncode == 0 else ["simspeed: make sim failed"]
+
+
 BENCHES = {"crc": bench_crc, "tl": bench_tl, "addrcache": bench_addrcache, "dl": bench_dl,
-           "ethx": bench_ethx, "ethx_link": bench_ethx_link}
+           "ethx": bench_ethx, "ethx_link": bench_ethx_link, "simspeed": bench_simspeed}
 
 
 def main():

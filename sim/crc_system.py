@@ -15,6 +15,7 @@ import cocotb
 from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 
+from sim import progress
 from sim.crc_env import PERIOD_NS, CrcEnv
 
 #: Bytes of a UALink DL flit, the other packet size the engine serves. [UALink 1.0 §6.3]
@@ -60,8 +61,11 @@ async def system(dut):
 
     start, wall = get_sim_time("ns"), time.monotonic()
     mismatches, rejected = 0, 0
+    received = progress.Counter()
+    progress.watch(dut, len(expected), received, lambda: mismatches)
     for index, (kind, crc, good) in enumerate(expected):
         result = await sink.recv()
+        received.done += 1
         wrong = int(result.crc) != crc or int(result.malformed)
         if good is not None:
             wrong |= bool(result.ok) != good
@@ -70,9 +74,6 @@ async def system(dut):
             mismatches += 1
             dut._log.error("%s %d: crc %#010x ok %d, expected %#010x ok %s",
                            kind, index, int(result.crc), int(result.ok), crc, good)
-        if (index + 1) % 1000 == 0:
-            dut._log.info("progress: %d/%d packets, %d mismatches",
-                          index + 1, len(expected), mismatches)
     cycles = int(get_sim_time("ns") - start) // PERIOD_NS
     wall = time.monotonic() - wall
     await ClockCycles(dut.clk, 4 * config.latency)

@@ -40,6 +40,7 @@ async def release_litmus(tb, rounds):
             await event.wait()
             assert event.data.resp == AxiResp.OKAY
         await watcher
+        tb.progress.done += 1
     return stale
 
 
@@ -96,6 +97,7 @@ async def message_passing(tb, rounds):
                 await event.wait()
                 assert event.data.resp == AxiResp.OKAY
             await ClockCycles(dut.clk, tb.rng.randrange(200))
+            tb.progress.done += 1
         done = True
 
     watcher = cocotb.start_soon(monitor())

@@ -15,6 +15,7 @@ from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 
 from rtl.ethx.layout import DeframerCount
 
+from . import progress
 from .ethx_axi_traffic import SLOT_BEATS, burst_beats, word
 from .ethx_env import cycle
 from .ethx_lossy_env import LossyEnv
@@ -138,6 +139,7 @@ async def system(dut):
     tb = LongEnv(dut)
     await tb.reset()
     tb.lossy_both(fer=FER, ber=BER)
+    progress.watch(dut, FRAMES, tb.frames, tb.bad, every=STEP)
     started = time.monotonic()
     clocks = await tb.run(FRAMES)
     report = {

@@ -11,6 +11,7 @@ import time
 
 import cocotb
 
+from . import progress
 from .ethx_env import cycle
 from .ethx_litmus import message_passing
 from .ethx_lossy_env import SETTLE, LossyEnv
@@ -28,6 +29,7 @@ async def system(dut):
     tb = LossyEnv(dut)
     await tb.reset()
     tb.lossy_both(fer=FER, ber=BER)
+    progress.watch(dut, 2 * WORKERS * ACCESSES + ROUNDS, tb.progress)
     started, first = time.monotonic(), cycle()
     moved = await tb.traffic(ACCESSES, WORKERS, settle=SETTLE)
     clocks = cycle() - first

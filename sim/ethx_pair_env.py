@@ -11,6 +11,7 @@ from cocotbext.axi import AxiBus, AxiMaster, AxiRam, AxiResp
 from rtl.ethx.layout import DeframerCount, ParseCount, user_layout
 from rtl.model import ethx as model
 
+from . import progress
 from .ethx_channel import EthxChannel
 from .ethx_env import EthxEnv
 from .ethx_pair import NODES, WINDOW_LOG2, other
@@ -34,6 +35,7 @@ class PairEnv(EthxEnv):
     def __init__(self, dut, *, delay=20, line_rate=False, quiet=False, channels=True, axi=True):
         super().__init__(dut)
         self.user = user_layout(self.config)
+        self.progress = progress.Counter()      # accesses and litmus rounds done
         self.channel = {e: EthxChannel(dut, self.config, e, other(e), delay=delay,
                                        line_rate=line_rate) for e in NODES} if channels else {}
         if not axi:
@@ -74,6 +76,7 @@ class PairEnv(EthxEnv):
             else:
                 assert event.data.data == access.expect(memory), (end, k, access)
             moved += access.length
+            self.progress.done += 1
         return moved
 
     async def traffic(self, count, workers=3, settle=20_000):

@@ -14,6 +14,7 @@ from cocotb.triggers import ClockCycles
 from rtl.ethx.layout import AggregateCount, CompleterCount
 from rtl.model import ethx as model
 
+from . import progress
 from .ethx_env import cycle
 from .ethx_litmus import message_passing, release_litmus
 from .ethx_pair import NODES
@@ -28,6 +29,7 @@ ROUNDS = int(os.environ.get("SIM_ETHX_ROUNDS", "500"))
 async def system(dut):
     tb = PairEnv(dut, line_rate=True, quiet=True)
     await tb.reset()
+    progress.watch(dut, 2 * WORKERS * ACCESSES + 2 * ROUNDS, tb.progress)
     started, first = time.monotonic(), cycle()
     moved = await tb.traffic(ACCESSES, WORKERS)
     clocks = cycle() - first

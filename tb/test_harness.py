@@ -1,4 +1,8 @@
-"""The simulation harness refuses Verilog whose simulation would differ from synthesis."""
+"""The simulation harness: it refuses Verilog whose simulation would differ from synthesis,
+caches builds, shares Verilator's runtime objects; ``make sim``'s scenario names and progress
+file."""
+
+import dataclasses
 
 import pytest
 from amaranth import Module, Signal
@@ -6,6 +10,8 @@ from amaranth.back import verilog
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from rtl.config import BlockConfig
+from sim import harness, progress, system
 from sim.harness import _check_constant_blocks
 
 _pair = data.StructLayout({"code": 3, "kind": 4})
@@ -39,3 +45,60 @@ def test_constant_bits_in_a_never_running_block_are_refused():
 def test_the_same_struct_written_outside_a_case_passes():
     _check_constant_blocks(verilog.convert(_Field(in_case=False), name="top", emit_src=False),
                            "top")
+
+
+# --- builds, scenarios, progress --------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class _Config(BlockConfig):
+    """A build of :class:`_Field` of its own."""
+    in_case: bool = False
+
+
+def test_a_second_build_neither_converts_nor_compiles(monkeypatch):
+    """The quick key skips the conversion to Verilog; a changed configuration is another
+    folder; the model's control file shows the top's ports and only the named signals."""
+    config = _Config()
+    folder = harness.build(_Field(in_case=False), config, toplevel="harness_field")
+    assert (folder / "harness_field").exists()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("converted again")
+    monkeypatch.setattr(harness.verilog, "convert", refuse)
+    assert harness.build(_Field(in_case=False), config, toplevel="harness_field") == folder
+    with pytest.raises(AssertionError, match="converted again"):
+        harness.build(_Field(in_case=False), config, toplevel="harness_field",
+                      internal=["inner.sig"])
+    control = harness._public(folder, "top", ["a.b.sig"]).read_text().splitlines()
+    assert control[1:] == ['public_flat_rw -module "top" -var "*"',
+                           'public_flat_rw -module "*a.b" -var "sig"']
+
+
+def test_runtime_objects_are_shared():
+    """The runtime objects of the build above were kept, and a model's build copies them."""
+    folder = harness.build(_Field(in_case=False), _Config(), toplevel="harness_field")
+    runtime = harness._runtime_dir(folder, None).parent
+    kept = {path.name for path in runtime.glob("*/*.o")}
+    assert {f"{name}.o" for name in harness._RUNTIME} <= kept
+
+
+def test_unknown_scenario_names_the_valid_ones():
+    assert system.chosen("") == list(system.SUMMARY)
+    assert system.chosen("ethx, tl") == ["ethx", "tl"]
+    with pytest.raises(SystemExit, match="unknown scenario bogus; the scenarios are: crc, tl"):
+        system.chosen("tl,bogus")
+
+
+def test_long_form(monkeypatch):
+    monkeypatch.delenv("SOAK", raising=False)
+    assert harness.long_form(1, 10) == 1
+    monkeypatch.setenv("SOAK", "1")
+    assert harness.long_form(1, 10) == 10
+
+
+def test_progress_file(tmp_path):
+    path = tmp_path / "progress.json"
+    assert progress.read(path) is None
+    progress._write(path, {"done": 3, "total": 9})
+    assert progress.read(path) == {"done": 3, "total": 9}
+    assert not path.with_name("progress.json.part").exists()

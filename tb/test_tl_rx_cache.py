@@ -617,5 +617,6 @@ CONFIGS = [TlConfig(cache_ways=2, cache_rows=4, cache_rx_index="DSTACCID"),
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
 def test_tl_rx_cache(config):
-    harness.run(TlRx(config), config, toplevel="tl_rx", test_module="tb.test_tl_rx_cache")
+    harness.run(TlRx(config), config, toplevel="tl_rx", test_module="tb.test_tl_rx_cache",
+                internal=[f"{instance}.{port}" for instance, port, _ in _REQUEST_BUFFERS])
 
