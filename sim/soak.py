@@ -52,7 +52,8 @@ def regression(seed, folder, extra):
     results.unlink(missing_ok=True)
     with open(folder / f"seed-{seed}.log", "w") as log:
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", os.environ.get("JOBS", "auto"),
-                        "-k", "not proof", f"--junitxml={results}", *extra, "tb"],
+                        "--dist", "worksteal", "-k", "not proof", f"--junitxml={results}",
+                        *extra, "tb"],
                        env={**os.environ, "SEED": str(seed)}, stdout=log,
                        stderr=subprocess.STDOUT, cwd=toolchain.REPO)
     return _failed(results)
