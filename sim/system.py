@@ -27,7 +27,7 @@ Seven scenarios:
 - ``ethx_long``: the same lossy system with its AXI traffic and memories in hardware
   (:mod:`sim.ethx_long`): bursts both ways, every one read back and checked, until the bridges
   have received ``SIM_ETHX_LONG_FRAMES`` (100 000) frames; then both memories compared word by
-  word (``SIM_ETHX_LONG_FRAMES=1000000`` is the long run of the README).
+  word (``SIM_ETHX_LONG_FRAMES=1000000`` is the long run of ``rtl/ethx/link/README.md``).
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
 ``SIM_SCENARIOS=a,b`` runs only those scenarios, ``SEED=n`` reproduces a run, ``WAVES=1``

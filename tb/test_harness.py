@@ -75,7 +75,7 @@ def test_a_second_build_neither_converts_nor_compiles(monkeypatch):
 
 
 def test_runtime_objects_are_shared():
-    """The runtime objects of the build above were kept, and a model's build copies them."""
+    """The runtime objects of the build above were kept for the builds after it."""
     folder = harness.build(_Field(in_case=False), _Config(), toplevel="harness_field")
     runtime = harness._runtime_dir(folder, None).parent
     kept = {path.name for path in runtime.glob("*/*.o")}
