@@ -320,10 +320,24 @@ CONFIGS = [
 ]
 
 
+#: Cases that once failed, run every time with their seed: at 639272305 end a's INIT, built
+#: while it waited for INIT_ECHO, left after the echo had come and a frame had gone: the far end
+#: went back to that frame's sequence number and took it twice.
+SEEDS = [(CONFIGS[1], "link_down_too_long", 639272305)]
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=LinkConfig.slug)
 def test_link(config):
     harness.run(EthxLinkPair(config), config, toplevel="ethx_link_pair",
                 test_module="tb.test_ethx_link")
+
+
+@pytest.mark.parametrize("config, testcase, seed", SEEDS,
+                         ids=[f"{c.slug()}-{t}-{s}" for c, t, s in SEEDS])
+def test_link_seeds(config, testcase, seed):
+    harness.run(EthxLinkPair(config), config, toplevel="ethx_link_pair",
+                test_module="tb.test_ethx_link", testcase=testcase, seed_value=seed,
+                run_name=f"{testcase}-{seed}")
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")

@@ -32,6 +32,8 @@ class CtlTx(ConfiguredComponent):
     last_good, echo_seq, init_seq : ``In(20)``; r_cf : ``In(ArrayLayout(20, vcs))``
     node : ``In(16)``
         This node's ID: the SA.
+    init_held : ``Out(1)``
+        An INIT taken and not yet gone: its FCS is being computed or it waits for the wire.
     o : ``Out(eth_stream(eth_width))``
         One 68-byte frame at a time; ``user`` 0.
     """
@@ -43,7 +45,7 @@ class CtlTx(ConfiguredComponent):
             "want": In(ctl_requests_layout), "sent": Out(ctl_requests_layout),
             "last_good": In(COUNT_BITS), "echo_seq": In(COUNT_BITS), "init_seq": In(COUNT_BITS),
             "r_cf": In(data.ArrayLayout(COUNT_BITS, c.vcs)),
-            "node": In(16),
+            "node": In(16), "init_held": Out(1),
             "o": Out(eth_stream(c.eth_width)),
         })
 
@@ -72,6 +74,7 @@ class CtlTx(ConfiguredComponent):
             first = False
         with m.If(idle & want.as_value().any()):
             m.d.sync += [frame.eq(chosen.as_value() | head.as_value()), built.eq(1)]
+        m.d.comb += self.init_held.eq(built & (frame.kind == Ctl.INIT))
 
         beats = CONTROL_BYTES // cfg.eth_bytes
         out_beats = -(-(CONTROL_BYTES + FCS_BYTES) // cfg.eth_bytes)

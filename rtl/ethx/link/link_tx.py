@@ -120,13 +120,18 @@ class LinkTx(ConfiguredComponent):
     def _wire(self, m, ring, llr, ctl_tx):
         """Between frames, a control frame waiting goes first, then the ring's next frame. Either
         is chosen in the clock the last beat of a ring frame leaves; after a control frame, the
-        next choice is a clock later (the control sender's next frame is not yet valid)."""
+        next choice is a clock later (the control sender's next frame is not yet valid).
+
+        An INIT taken by the control sender holds the ring back until it has gone, even when
+        its INIT_ECHO has come meanwhile: the far end, told by the INIT to expect ``acked``,
+        must not see it after a frame numbered ``acked`` or later (it would take that frame
+        again)."""
         o = self.o
         on_ring, on_ctl = Signal(name="on_ring"), Signal(name="on_ctl")
         ends = o.valid & o.ready & o.p.last
         choose = self.up & ~on_ctl & (~on_ring | ends)
         to_ctl = choose & ctl_tx.o.valid
-        m.d.comb += ring.go.eq(choose & ~ctl_tx.o.valid & llr.may_send)
+        m.d.comb += ring.go.eq(choose & ~ctl_tx.o.valid & ~ctl_tx.init_held & llr.may_send)
         with m.If(ends):
             m.d.sync += [on_ring.eq(0), on_ctl.eq(0)]
         with m.If(to_ctl):
