@@ -11,16 +11,17 @@ import os
 import time
 
 import cocotb
-from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
+from cocotb.triggers import FallingEdge, RisingEdge
 
 from rtl.ethx.layout import DeframerCount
 
 from . import progress
 from .ethx_axi_traffic import SLOT_BEATS, burst_beats, word
-from .ethx_env import cycle
+from .ethx_env import CLOCK_NS, cycle
 from .ethx_lossy_env import LossyEnv
 from .ethx_lossy_traffic import RAM_WORDS_LOG2, SLOTS_LOG2
 from .ethx_pair import NODES, other
+from .streams import clocks
 
 __all__ = ["LongEnv", "expected_memory"]
 
@@ -87,7 +88,7 @@ class LongEnv(LossyEnv):
         for end in NODES:
             self.set(end, gen_enable=1)
         while self.frames() < frames and not self.bad():
-            await ClockCycles(self.dut.clk, STEP)
+            await clocks(self.dut.clk, STEP, CLOCK_NS)
             if self.frames() >= next_log:
                 next_log += log_every
                 self.dut._log.info("%d frames, %d clocks: %s", self.frames(), cycle() - first,
@@ -102,7 +103,7 @@ class LongEnv(LossyEnv):
         for _ in range(200):
             if all(self.get(end, "gen_idle") for end in NODES):
                 break
-            await ClockCycles(self.dut.clk, 1000)
+            await clocks(self.dut.clk, 1000, CLOCK_NS)
 
     async def wrong_words(self, end):
         """The rows of ``end``'s memory (read through its peek port) that differ from
@@ -139,7 +140,7 @@ async def system(dut):
     tb = LongEnv(dut)
     await tb.reset()
     tb.lossy_both(fer=FER, ber=BER)
-    progress.watch(dut, FRAMES, tb.frames, tb.bad, every=STEP)
+    progress.watch(dut, FRAMES, tb.frames, tb.bad, every=STEP, period_ns=CLOCK_NS)
     started = time.monotonic()
     clocks = await tb.run(FRAMES)
     report = {

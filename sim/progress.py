@@ -13,6 +13,8 @@ import time
 import cocotb
 from cocotb.triggers import ClockCycles
 
+from . import streams
+
 __all__ = ["Counter", "read", "watch"]
 
 
@@ -33,16 +35,20 @@ def _write(path, figures):
     os.replace(part, path)
 
 
-def watch(dut, total, done, errors=lambda: 0, every=2000):
+def watch(dut, total, done, errors=lambda: 0, every=2000, period_ns=None):
     """Start reporting ``done()`` of ``total`` (and ``errors()``) every ``every`` clocks of
-    ``dut.clk``; return the task (it runs until the test ends)."""
+    ``dut.clk`` (with its ``period_ns``, without a wake-up per clock); return the task (it runs
+    until the test ends)."""
     path = os.environ.get("SIM_PROGRESS")
     started = time.monotonic()
 
     async def report():
         cycles = 0
         while True:
-            await ClockCycles(dut.clk, every)
+            if period_ns is None:
+                await ClockCycles(dut.clk, every)
+            else:
+                await streams.clocks(dut.clk, every, period_ns)
             cycles += every
             _write(path, {"done": done(), "total": total, "cycles": cycles, "errors": errors(),
                           "wall": time.monotonic() - started})

@@ -12,9 +12,9 @@ Seven scenarios:
   streaming through a few regions per destination, with each end's Tx cache counters;
 - ``ualink``: the full UALink link, two ends of TL and DL over the error-injecting links
   (:class:`sim.ualink_link.UalinkLink`) at bit error rate ``SIM_BER`` (1e-5), random UPLI
-  traffic both ways (``SIM_UALINK_ITEMS`` items each way), every item checked, with the TL's
-  efficiency, the DL's flits, replays and bad CRCs, and TL flits per clock against what the DL
-  carries;
+  traffic both ways (``SIM_UALINK_ITEMS`` items each way) made and checked in hardware
+  (:mod:`rtl.tl.traffic`: every transfer compared on arrival), with the TL's efficiency, the
+  DL's flits, replays and bad CRCs, and TL flits per clock against what the DL carries;
 - ``ethx``: two ETH-X bridges over line-rate Ethernet channels (:mod:`sim.ethx_system`): random
   AXI4 accesses of every burst type from four workers on each GPU at once
   (``SIM_ETHX_ACCESSES`` each), every read and both memories checked, then the release litmus

@@ -1,6 +1,6 @@
 """Two TL cores joined flit to flit: the top of the TL link test and of ``make sim``."""
 
-from amaranth import Module
+from amaranth import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -58,14 +58,24 @@ def tl_members(config):
     return members
 
 
-def connect_tl(m, top, end, config, name=None):
+def connect_tl(m, top, end, config, name=None, traffic=None):
     """Add end ``end``'s :class:`~rtl.tl.core.TlCore` to ``m`` (as ``name``, else ``end``), its
-    UPLI side on ``top``'s :func:`tl_members`; returns it (its flit ports free)."""
+    UPLI side on ``top``'s :func:`tl_members`; returns it (its flit ports free).
+
+    ``traffic``, if given, is ``(select, gen, check)``: while ``select`` is 1 the core's UPLI
+    inputs come from ``gen`` (a :class:`~rtl.tl.traffic.UpliGen`) and its outputs go to
+    ``check`` (a :class:`~rtl.tl.traffic.UpliCheck`) instead of the top's ports, which are then
+    idle (inputs not ready, outputs not valid)."""
     m.submodules[name or end] = core = TlCore(config)
     for port in _PORTS:
-        wiring.connect(m, wiring.flipped(getattr(top, f"{end}_{port}")), getattr(core, port))
-        wiring.connect(m, getattr(core, f"rx_{port}"),
-                       wiring.flipped(getattr(top, f"{end}_rx_{port}")))
+        into, out = getattr(top, f"{end}_{port}"), getattr(top, f"{end}_rx_{port}")
+        if traffic is None:
+            wiring.connect(m, wiring.flipped(into), getattr(core, port))
+            wiring.connect(m, getattr(core, f"rx_{port}"), wiring.flipped(out))
+            continue
+        select, gen, check = traffic
+        _choose(m, select, getattr(core, port), into, getattr(gen, port))
+        _share(m, select, getattr(core, f"rx_{port}"), out, getattr(check, port))
     m.d.comb += [getattr(top, f"{end}_peer_init").eq(core.peer_init),
                  getattr(top, f"{end}_error").eq(core.error),
                  getattr(top, f"{end}_flit").eq(core.flit_out.valid & core.flit_out.ready),
@@ -73,3 +83,17 @@ def connect_tl(m, top, end, config, name=None):
     if config.tx_cache is not None:
         wiring.connect(m, wiring.flipped(getattr(top, f"{end}_tx_cache")), core.tx_cache)
     return core
+
+
+def _choose(m, select, sink, port, gen):
+    """``sink`` fed from ``gen`` while ``select``, else from ``port``."""
+    m.d.comb += [sink.valid.eq(Mux(select, gen.valid, port.valid)),
+                 sink.payload.eq(Mux(select, gen.payload.as_value(), port.payload.as_value())),
+                 port.ready.eq(~select & sink.ready), gen.ready.eq(select & sink.ready)]
+
+
+def _share(m, select, source, port, check):
+    """``source`` into ``check`` while ``select``, else into ``port``."""
+    m.d.comb += [port.valid.eq(~select & source.valid), port.payload.eq(source.payload),
+                 check.valid.eq(select & source.valid), check.payload.eq(source.payload),
+                 source.ready.eq(Mux(select, check.ready, port.ready))]

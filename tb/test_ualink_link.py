@@ -11,13 +11,14 @@ flit be acknowledged. The seeds of the traffic and the error links come from the
 """
 
 import cocotb
+import pytest
 from cocotb.triggers import ClockCycles
 
 from sim import harness
 from sim.dl_link_env import ber_threshold, up
 from sim.tl_system import check
 from sim.ualink_link import UALINK_LINK, UalinkLink
-from sim.ualink_system import run
+from sim.ualink_system import run, run_traffic
 
 #: The error phases, (name, controls, clocks), in order; a retrain follows them.
 PHASES = (("BER 1e-6", {"ber_threshold": ber_threshold(1e-6)}, 6_000),
@@ -59,6 +60,20 @@ async def link_errors(dut):
     assert min(dl[f"{end}_rx_bad_crc"] for end in "ab") > 0
 
 
-def test_ualink_link():
+@cocotb.test(timeout_time=1000, timeout_unit="ms")
+async def traffic_in_hardware(dut):
+    """The same link with its traffic made and checked in hardware (the ``make sim`` scenario):
+    at BER 1e-5, every transfer arrives once and intact, and errors were met on the way."""
+    report = await run_traffic(dut, 4000, ber=1e-5)
+    dut._log.info("report %s", report)
+    check(report)
+    assert report["lost"] == 0
+    assert sum(report["dl"][f"{end}_rx_bad_crc"] for end in "ab") > 0
+    for d in report["directions"].values():
+        assert d["transfers"]["req"] == 2000 and d["transfers"]["wr_rsp"] == 800
+
+
+@pytest.mark.parametrize("testcase", ["link_errors", "traffic_in_hardware"])
+def test_ualink_link(testcase):
     harness.run(UalinkLink(UALINK_LINK), UALINK_LINK, toplevel="ualink_link",
-                test_module="tb.test_ualink_link", testcase="link_errors")
+                test_module="tb.test_ualink_link", testcase=testcase)

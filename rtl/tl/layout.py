@@ -51,8 +51,11 @@ __all__ = [
     "Status",
     "TlConfig",
     "TxCacheCount",
+    "UpliChannel",
     "UpliError",
     "byte_enable_half",
+    "traffic_counts",
+    "traffic_limits",
     "cache_decision_layout",
     "cache_entry_layout",
     "cached_request_layout",
@@ -552,3 +555,21 @@ def tx_cache_port():
         "busy": Out(1),
         "counts": Out(tx_cache_counts),
     })
+
+
+# UPLI traffic in hardware (rtl/tl/traffic/README.md) ----------------------------------------
+
+class UpliChannel(py_enum.IntEnum):
+    """The four UPLI item channels, as the traffic generator and checker count them."""
+    REQ = 0
+    ORIG = 1
+    RD_RSP = 2
+    WR_RSP = 3
+
+
+#: Transfers per channel (:class:`UpliChannel`), 32 bits each, wrapping.
+traffic_counts = data.ArrayLayout(32, len(UpliChannel))
+
+#: Items the generator sends before it stops: requests, read responses, write responses
+#: (0: no limit).
+traffic_limits = data.StructLayout({"req": 32, "rd_rsp": 32, "wr_rsp": 32})

@@ -1,0 +1,187 @@
+"""The UPLI traffic sequence in hardware (README §1-5): random lanes and the items drawn from
+them, shared by :class:`~rtl.tl.traffic.gen.UpliGen` and :class:`~rtl.tl.traffic.check.UpliCheck`.
+"""
+
+from amaranth import Array, C, Cat, Const, Mux, Signal
+
+from ..layout import BEAT_BYTES, ReqCmd, Status
+
+__all__ = ["Lanes", "Pacing", "ReqData", "ReqHeader", "RdData", "RdHeader", "WrHeader",
+           "poisoned", "splitmix64"]
+
+_MASK = (1 << 64) - 1
+
+# Streams and their lanes [README §1].
+REQ_HEADER, REQ_DATA, RD_HEADER, RD_DATA, WR, GEN_PACING, CHECK_PACING = range(7)
+
+#: [README §2] Commands by ``h0[0:5]``.
+CMDS = ([0x03] * 5 + list(range(0x08, 0x10)) + [0x28] * 4 + [0x29] * 4 + [0x2A]
+        + list(range(0x2C, 0x30)) + [0x30, 0x32] + list(range(0x3C, 0x40)))
+#: [README §3, §4] Error statuses by their selector bits.
+RD_ERRORS = [0x2, 0x3, 0x6, 0x8]
+WR_ERRORS = [0x2, 0x3, 0x6, 0x8, 0xF, 0x2, 0x3, 0x6]
+#: [README §1] Error beats: ``misc[0:7]`` below this (of 128).
+ERROR_BELOW = 10
+#: [README §3, §4] OKAY when the status selector is below this (of 16).
+OKAY_BELOW = 11
+#: The Poisoned Data message type, in bytes 0 and 32 of a poisoned beat as delivered
+#: [UALink 1.0 §5.3, Table 5-28].
+POISON = 0x20
+
+assert len(CMDS) == 32
+
+
+def splitmix64(z):
+    """Vigna's SplitMix64 output for ``z`` (the lanes' start constants)."""
+    z = (z + 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ z >> 30) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ z >> 27) * 0x94D049BB133111EB) & _MASK
+    return z ^ z >> 31
+
+
+def _xorshift(x):
+    """Marsaglia's xorshift64 step (13, 7, 17) as XORs of the 64-bit ``x``."""
+    x = x ^ (x << 13)[:64]
+    x = x ^ (x >> 7)
+    return x ^ (x << 17)[:64]
+
+
+class Lanes:
+    """``n`` xorshift64 lanes of ``stream`` in module ``m``: ``words[k]`` is lane ``k``'s word
+    (the current draw). ``load`` starts each at ``seed ^ splitmix64(16·stream + k)`` (1 where
+    that is 0); otherwise ``advance`` steps every lane once. Out of reset they hold the start
+    for seed 0."""
+
+    def __init__(self, m, name, stream, n, seed, load, advance):
+        self.words = []
+        for k in range(n):
+            c = splitmix64(16 * stream + k)
+            word = Signal(64, name=f"{name}_{k}", init=c or 1)
+            start = seed ^ c
+            with m.If(load):
+                m.d.sync += word.eq(Mux(start == 0, 1, start))
+            with m.Elif(advance):
+                m.d.sync += word.eq(_xorshift(word))
+            self.words.append(word)
+
+    def __getitem__(self, k):
+        return self.words[k]
+
+
+class Pacing:
+    """A lane stepped every clock (stream ``stream``): ``pause(i)`` is 1 in about
+    ``level / 256`` of the clocks, from byte ``i`` of the word (one byte per channel)."""
+
+    def __init__(self, m, name, stream, seed, load, level):
+        self.lane = Lanes(m, name, stream, 1, seed, load, Const(1))[0]
+        self.level = level
+
+    def pause(self, i):
+        return self.lane[8 * i:8 * i + 8] < self.level
+
+
+def _scale(n, k):
+    """``1 + (n · k >> 8)``: 1 .. ``k`` [README §2]."""
+    return 1 + ((n * k) >> 8)
+
+
+def _beat(lanes):
+    """A beat's 512 data bits from lanes ``0 .. 7``."""
+    return Cat(*(lanes[k] for k in range(8)))
+
+
+def _error(misc):
+    return misc[0:7] < ERROR_BELOW
+
+
+def poisoned(data, error):
+    """``data`` as the far end delivers it: bytes 0 and 32 replaced by the Poisoned Data
+    message type when ``error`` [README §5]."""
+    half = BEAT_BYTES * 4
+    fixed = Cat(C(POISON, 8), data[8:half], C(POISON, 8), data[half + 8:])
+    return Mux(error, fixed, data)
+
+
+class ReqHeader:
+    """The request a draw of stream 0 (``h``: three words) stands for [README §2]: ``fields``
+    (a dict of :data:`~rtl.tl.layout.request_layout` values, ``pool`` 0), ``has_data`` and
+    ``num_beats``."""
+
+    def __init__(self, m, h):
+        h0, h1, h2 = h
+        cmd = Signal(6)
+        m.d.comb += cmd.eq(Array(C(c, 6) for c in CMDS)[h0[0:5]])
+        o, n = h0[5:11], h0[11:19]
+        full = cmd == ReqCmd.WRITE_FULL.value
+        atomic = (cmd == ReqCmd.ATOMIC_R.value) | (cmd == ReqCmd.ATOMIC_NR.value)
+        vendor = (cmd[3:6] == 0b001) | (cmd >= 0x3C)
+        units = Signal(7)
+        m.d.comb += units.eq(Mux(full, _scale(n, 4 - o[0:2]),
+                                 Mux(atomic, _scale(n, 16 - o[0:4]), _scale(n, 64 - o))))
+        offset = Mux(full, o[0:2] << 6, o << 2)[:8]
+        nbytes = Mux(full, units << 6, units << 2)[:9]
+        self.has_data = cmd[5]
+        self.num_beats = Signal(2)
+        with m.If(full):
+            m.d.comb += self.num_beats.eq(units - 1)
+        with m.Elif(vendor):
+            m.d.comb += self.num_beats.eq(h0[50:52])
+        with m.Elif(self.has_data & ~atomic):
+            m.d.comb += self.num_beats.eq((offset[:6] + nbytes - 1) >> 6)
+        self.vc = h0[19:21]
+        self.fields = {
+            "cmd": cmd, "vc": self.vc, "asi": h0[21:23], "tag": h0[23:34], "attr": h0[34:42],
+            "len": (nbytes >> 2) - 1, "metadata": h0[42:50], "addr": Cat(offset, h1[0:49]),
+            "src_acc": h1[49:59], "dst_acc": h2[0:10], "num_beats": self.num_beats, "pool": 0,
+        }
+
+
+class ReqData:
+    """OrigData beat ``k`` of the request ``header`` (:class:`ReqHeader`), from a draw of
+    stream 1 (``d``: ten words) [README §2]: ``fields`` of
+    :data:`~rtl.tl.layout.orig_data_layout`, and ``last``."""
+
+    def __init__(self, header, d, k):
+        full = header.fields["cmd"] == ReqCmd.WRITE_FULL.value
+        self.last = k == header.num_beats
+        self.fields = {"data": _beat(d), "byte_en": Mux(full, C(-1, 64), d[8]),
+                       "offset": k, "last": self.last, "error": _error(d[9]),
+                       "vc": header.vc, "pool": 0}
+
+
+class RdHeader:
+    """The read response a draw of stream 2 (``r``: one word) stands for [README §3]."""
+
+    def __init__(self, m, r):
+        self.num_beats = r[33:35]
+        self.status = Signal(4)
+        m.d.comb += self.status.eq(Mux(r[35:39] < OKAY_BELOW, Status.OKAY.value,
+                                       Array(C(s, 4) for s in RD_ERRORS)[r[39:41]]))
+        self.single_offset, self.single_last = r[41:43], r[43]
+        self.fields = {"vc": r[0:2], "pool": 0, "tag": r[2:13], "src_acc": r[13:23],
+                       "dst_acc": r[23:33], "num_beats": self.num_beats, "status": self.status}
+
+
+class RdData:
+    """Beat ``k`` of the read response ``header`` (:class:`RdHeader`), from a draw of stream 3
+    (``d``: nine words) [README §3]: ``fields`` of :data:`~rtl.tl.layout.rd_rsp_layout` and
+    ``last`` (the response's final beat)."""
+
+    def __init__(self, header, d, k):
+        burst = header.num_beats != 0
+        self.last = k == header.num_beats
+        self.fields = {**header.fields, "data": _beat(d),
+                       "offset": Mux(burst, k, header.single_offset),
+                       "last": Mux(burst, self.last, header.single_last),
+                       "error": _error(d[8])}
+
+
+class WrHeader:
+    """The write response a draw of stream 4 (``w``: one word) stands for [README §4]."""
+
+    def __init__(self, m, w):
+        self.status = Signal(4)
+        m.d.comb += self.status.eq(Mux(w[33:37] < OKAY_BELOW, Status.OKAY.value,
+                                       Array(C(s, 4) for s in WR_ERRORS)[w[37:40]]))
+        self.fields = {"vc": w[0:2], "pool": 0, "tag": w[2:13], "src_acc": w[13:23],
+                       "dst_acc": w[23:33], "status": self.status}
