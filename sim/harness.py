@@ -108,12 +108,28 @@ def _check_constant_blocks(source, toplevel):
 _SPEED_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast"]
 
 
+#: The way :func:`_public` marks signals; part of the build key.
+_PUBLIC_SCHEME = "inputs rw, outputs rd"
+
+
+def _inputs(verilog, toplevel):
+    """The input ports of module ``toplevel`` in the Verilog file ``verilog``."""
+    text = verilog.read_text()
+    start = text.index(f"module {toplevel}(")
+    body = text[start:text.index("endmodule", start)]
+    return re.findall(r"^\s*input\s+(?:\[[^\]]*\]\s*)?(\w+)\s*;", body, re.M)
+
+
 def _public(folder, toplevel, internal):
     """A Verilator control file that makes the top module's ports, and of the signals inside
     only those ``internal`` names (``"instance.signal"``), visible to cocotb. cocotb's runner
     marks every signal public (``--public-flat-rw``), which keeps Verilator from optimising any
-    of them away: models four to seven times slower."""
-    lines = ["`verilator_config", f'public_flat_rw -module "{toplevel}" -var "*"']
+    of them away: models four to seven times slower. Outputs are made readable only: an output
+    cocotb could write is an input to Verilator, and all the logic that reads it is evaluated
+    again at every call of the model."""
+    lines = ["`verilator_config", f'public_flat_rd -module "{toplevel}" -var "*"']
+    lines += [f'public_flat_rw -module "{toplevel}" -var "{name}"'
+              for name in _inputs(folder / f"{toplevel}.v", toplevel)]
     for path in internal:
         instance, signal = path.rsplit(".", 1)
         lines.append(f'public_flat_rw -module "*{instance}" -var "{signal}"')
@@ -235,7 +251,7 @@ def build(component, config, *, toplevel, internal=()):
     overrides = toolchain.make_overrides(getattr(component, "OPT_FAST", None))
     compiler = shutil.which(os.environ.get("CXX", "g++"))
     tools = [args, list(internal), overrides, verilator.__version__, cocotb.__version__,
-             compiler]
+             compiler, _PUBLIC_SCHEME]
     quick = _digest([_sources_digest(), toplevel, config.to_json(), type(component).__qualname__,
                      repr(component.signature), amaranth.__version__, tools])
     with _locked(folder / ".lock"):

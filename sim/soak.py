@@ -7,7 +7,7 @@
 2. The long runs: the long forms of the tests marked ``soak`` (``SOAK=1``: the thousand-round
    message-passing litmus through two bridges), and as ``make sim`` scenarios the ETH-X long
    run over ``SOAK_ETHX_FRAMES`` (10^6) bridge frames and the full UALink link over
-   ``SOAK_UALINK_ITEMS`` (10^5) items each way at BER 1e-6, every item checked.
+   ``SOAK_UALINK_ITEMS`` (10^6) items each way at BER 1e-6, every item checked.
 
 Extra arguments go to pytest (``make soak SHARD=k/n`` runs the k-th part of each seed's
 regression; the first part also does the long runs). Writes ``build/soak/report.json``;
@@ -26,7 +26,7 @@ from . import toolchain
 
 SEEDS = int(os.environ.get("SOAK_SEEDS", "20"))
 ETHX_FRAMES = os.environ.get("SOAK_ETHX_FRAMES", "1000000")
-UALINK_ITEMS = os.environ.get("SOAK_UALINK_ITEMS", "100000")
+UALINK_ITEMS = os.environ.get("SOAK_UALINK_ITEMS", "1000000")
 
 
 def _seeds():

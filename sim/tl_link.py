@@ -5,9 +5,14 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from rtl.tl.core import TlCore
-from rtl.tl.layout import CREDIT_BITS, credit_array, tx_cache_port, upli_members
+from rtl.tl.layout import (
+    CREDIT_BITS, credit_array, traffic_counts, traffic_limits, tx_cache_port, upli_members,
+)
+from rtl.tl.traffic import UpliCheck, UpliGen
 
-__all__ = ["TlLink", "connect_tl", "tl_members"]
+from .boundary import register_boundary
+
+__all__ = ["TlLink", "connect_tl", "tl_members", "traffic_members"]
 
 _PORTS = ("req", "orig", "rd_rsp", "wr_rsp")
 
@@ -28,18 +33,81 @@ class TlLink(wiring.Component):
         TL credits each end's packer holds.
     a_tx_cache, b_tx_cache : Out(tx_cache_port())
         With address caches: each end's Tx cache controls.
+    traffic, a_seed, ..., a_flits, b_flits
+        The traffic in hardware (:func:`traffic_members`).
+
+    Every input is registered and every stream goes through a skid buffer at the boundary
+    (:func:`sim.boundary.register_boundary`): a clock later inside, and a faster model.
     """
+
+    #: With the traffic in hardware the model's evaluation is all the time there is: compiled
+    #: at -O2 it runs about twice as fast as at -O1.
+    OPT_FAST = "-O2"
 
     def __init__(self, config):
         self._config = config
-        super().__init__(tl_members(config))
+        super().__init__({**tl_members(config), **traffic_members(config)})
 
     def elaborate(self, platform):
         m = Module()
-        ends = {end: connect_tl(m, self, end, self._config) for end in "ab"}
+        register_boundary(m, self, _TlLinkCore(self._config), "link")
+        return m
+
+
+class _TlLinkCore(wiring.Component):
+    """:class:`TlLink` inside its registered boundary."""
+
+    def __init__(self, config):
+        self._config = config
+        super().__init__({**tl_members(config), **traffic_members(config)})
+
+    def elaborate(self, platform):
+        m = Module()
+        ends = {end: connect_tl(m, self, end, self._config, traffic=True) for end in "ab"}
         wiring.connect(m, ends["a"].flit_out, ends["b"].flit_in)
         wiring.connect(m, ends["b"].flit_out, ends["a"].flit_in)
         return m
+
+
+def traffic_members(config):
+    """The members of a two-end top whose UPLI traffic can be made and checked in hardware
+    (:class:`TlLink`, :class:`sim.ualink_link.UalinkLink`):
+
+    ``traffic`` (``In(1)``): each end's UPLI side on a :class:`~rtl.tl.traffic.UpliGen` and a
+    :class:`~rtl.tl.traffic.UpliCheck` instead of its ports (set before traffic starts);
+    ``a_seed``, ``b_seed`` (``In(64)``): each end's generator's seed, which the far end's
+    checker follows; ``gen_load``, ``gen_enable``, ``gen_idle``, ``gen_limits``,
+    ``gen_cacheable``: the generators' controls (``load`` the checkers' too); ``check_busy``;
+    ``a_sent``, ``a_done``, ``a_got``, ``a_bad``, ``b_...``: each end's generator's ``sent`` and
+    ``done``, its checker's ``got`` and ``bad`` (what the far end sent); ``a_flits``,
+    ``b_flits`` (``Out(32)``): TL flits that left each end's TL since reset."""
+    members = {"traffic": In(1), "gen_load": In(1), "gen_enable": In(1), "gen_idle": In(8),
+               "gen_limits": In(traffic_limits), "gen_cacheable": In(1), "check_busy": In(8)}
+    for end in "ab":
+        members |= {f"{end}_seed": In(64), f"{end}_sent": Out(traffic_counts),
+                    f"{end}_done": Out(1), f"{end}_got": Out(traffic_counts),
+                    f"{end}_bad": Out(traffic_counts), f"{end}_flits": Out(32)}
+    return members
+
+
+def _traffic(m, top, end, core):
+    """``end``'s generator and checker on ``top``'s :func:`traffic_members`; returns them."""
+    far = "b" if end == "a" else "a"
+    m.submodules[f"{end}_gen"] = gen = UpliGen()
+    m.submodules[f"{end}_check"] = check = UpliCheck()
+    flits = getattr(top, f"{end}_flits")
+    with m.If(core.flit_out.valid & core.flit_out.ready):
+        m.d.sync += flits.eq(flits + 1)
+    m.d.comb += [
+        gen.seed.eq(getattr(top, f"{end}_seed")), gen.load.eq(top.gen_load),
+        gen.enable.eq(top.gen_enable), gen.idle.eq(top.gen_idle),
+        gen.limits.eq(top.gen_limits), gen.cacheable.eq(top.gen_cacheable),
+        check.seed.eq(getattr(top, f"{far}_seed")), check.load.eq(top.gen_load),
+        check.cacheable.eq(top.gen_cacheable), check.busy.eq(top.check_busy),
+        getattr(top, f"{end}_sent").eq(gen.sent), getattr(top, f"{end}_done").eq(gen.done),
+        getattr(top, f"{end}_got").eq(check.got), getattr(top, f"{end}_bad").eq(check.bad),
+    ]
+    return gen, check
 
 
 def tl_members(config):
@@ -58,24 +126,25 @@ def tl_members(config):
     return members
 
 
-def connect_tl(m, top, end, config, name=None, traffic=None):
+def connect_tl(m, top, end, config, name=None, traffic=False):
     """Add end ``end``'s :class:`~rtl.tl.core.TlCore` to ``m`` (as ``name``, else ``end``), its
     UPLI side on ``top``'s :func:`tl_members`; returns it (its flit ports free).
 
-    ``traffic``, if given, is ``(select, gen, check)``: while ``select`` is 1 the core's UPLI
-    inputs come from ``gen`` (a :class:`~rtl.tl.traffic.UpliGen`) and its outputs go to
-    ``check`` (a :class:`~rtl.tl.traffic.UpliCheck`) instead of the top's ports, which are then
-    idle (inputs not ready, outputs not valid)."""
+    With ``traffic``, ``top`` also has the :func:`traffic_members`: while ``top.traffic`` is 1
+    the core's UPLI inputs come from a :class:`~rtl.tl.traffic.UpliGen` and its outputs go to
+    a :class:`~rtl.tl.traffic.UpliCheck` instead of the ports, which are then idle (inputs not
+    ready, outputs not valid)."""
     m.submodules[name or end] = core = TlCore(config)
+    if traffic:
+        gen, check = _traffic(m, top, end, core)
     for port in _PORTS:
         into, out = getattr(top, f"{end}_{port}"), getattr(top, f"{end}_rx_{port}")
-        if traffic is None:
+        if not traffic:
             wiring.connect(m, wiring.flipped(into), getattr(core, port))
             wiring.connect(m, getattr(core, f"rx_{port}"), wiring.flipped(out))
             continue
-        select, gen, check = traffic
-        _choose(m, select, getattr(core, port), into, getattr(gen, port))
-        _share(m, select, getattr(core, f"rx_{port}"), out, getattr(check, port))
+        _choose(m, top.traffic, getattr(core, port), into, getattr(gen, port))
+        _share(m, top.traffic, getattr(core, f"rx_{port}"), out, getattr(check, port))
     m.d.comb += [getattr(top, f"{end}_peer_init").eq(core.peer_init),
                  getattr(top, f"{end}_error").eq(core.error),
                  getattr(top, f"{end}_flit").eq(core.flit_out.valid & core.flit_out.ready),

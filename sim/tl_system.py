@@ -2,7 +2,9 @@
 
 Each end sends a random mix of requests (every command class, 4-256 bytes, poison now and
 then) and responses (every status) to the other, with idle cycles on the UPLI inputs and
-backpressure on the outputs. Every item must arrive intact; the figures go to the JSON file
+backpressure on the outputs, made and checked in hardware (:func:`hardware_exchange`, on
+:mod:`rtl.tl.traffic`); :func:`exchange` does the same in Python for tests that need the
+items themselves. Every item must arrive intact; the figures go to the JSON file
 named by ``SIM_REPORT``: per direction the data bytes, flits, efficiency (data bytes / flit
 bytes) and flits per clock, and the credits each end holds at the end (all of them, when nothing
 is in flight). With address caches (``cache_ways``), half of each end's requests stream through a
@@ -20,10 +22,12 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
+from cocotb.utils import get_sim_time
+
 from rtl.model.tl import Request, credit_table
-from rtl.tl.layout import TlConfig, TxCacheCount, tx_cache_counts
+from rtl.tl.layout import TlConfig, TxCacheCount, UpliChannel, traffic_counts, tx_cache_counts
 from sim import progress
-from sim.streams import random_pauses, reset
+from sim.streams import clocks, random_pauses, reset
 from sim.tl_env import PERIOD_NS, UpliItemSource, config_credits, credit_table_of
 from sim.tl_rx_env import UpliItemSink
 from sim.tl_traffic import (
@@ -74,7 +78,6 @@ async def system(dut):
     config = TlConfig.from_env()
     rng = random.Random(cocotb.RANDOM_SEED)
     Clock(dut.clk, PERIOD_NS, unit="ns").start()
-    counter = Flits(dut)
     await reset(dut)
     if config.cache_ways:
         # The caches' reset walks: the Tx cache's (``busy``), and the Rx cache's, one entry per
@@ -82,12 +85,98 @@ async def system(dut):
         for end in "ab":
             while getattr(dut, f"{end}_tx_cache__busy").value:
                 await RisingEdge(dut.clk)
-        await ClockCycles(dut.clk, config.cache_rows * config.cache_ways)
-        counter.cycles = 0                  # flits per clock count from here
-    report = await exchange(dut, config, rng, int(os.environ["SIM_TL_ITEMS"]), counter)
+        await clocks(dut.clk, config.cache_rows * config.cache_ways, PERIOD_NS)
+    report = await hardware_exchange(dut, config, rng, int(os.environ["SIM_TL_ITEMS"]),
+                                     period_ns=PERIOD_NS, cacheable=bool(config.cache_ways))
     with open(os.environ["SIM_REPORT"], "w") as f:
         json.dump(report, f, indent=2)
     check(report)
+
+
+#: Clocks between looks at the counters while the traffic runs in hardware.
+STEP = 5000
+#: Idle and busy levels of the generators and checkers (of 256): about 10 %.
+PACING = 26
+
+
+def limits(count):
+    """Items of each kind out of ``count``: half requests, 30 % read and 20 % write
+    responses."""
+    req, rd = count // 2, count * 3 // 10
+    return {"req": req, "rd_rsp": rd, "wr_rsp": count - req - rd}
+
+
+def traffic(dut, name):
+    """A :data:`~rtl.tl.layout.traffic_counts` port as a dict by channel name."""
+    view = traffic_counts.from_bits(getattr(dut, name).value.to_unsigned())
+    return {c.name.lower(): int(view[c]) for c in UpliChannel}
+
+
+async def hardware_exchange(dut, config, rng, count, *, period_ns, cacheable=False,
+                            during=None, settle=None):
+    """:func:`exchange` with the traffic made and checked in hardware (the top's
+    :func:`sim.tl_link.traffic_members`): ``count`` items each way (:func:`limits`), about
+    10 % idle and busy clocks, until every transfer sent has been checked; ``during`` (a
+    coroutine function) is awaited as the traffic starts, ``settle`` (one too) after it.
+    Returns the report, with ``mismatches`` (transfers that differed) and ``lost`` (sent and
+    never checked)."""
+    share = limits(count)
+    dut.traffic.value = 1
+    dut.gen_limits.value = share["req"] | share["rd_rsp"] << 32 | share["wr_rsp"] << 64
+    dut.gen_idle.value = dut.check_busy.value = PACING
+    dut.gen_cacheable.value = int(cacheable)
+    for end in "ab":
+        getattr(dut, f"{end}_seed").value = rng.getrandbits(64)
+    dut.gen_load.value = 1
+    await RisingEdge(dut.clk)
+    dut.gen_load.value = 0
+    flits = {e: int(getattr(dut, f"{e}_flits").value) for e in "ab"}
+    started, began = time.monotonic(), get_sim_time("ns")
+    if during is not None:
+        await during()
+    dut.gen_enable.value = 1
+
+    def finished():
+        return all(int(getattr(dut, f"{e}_done").value) for e in "ab") and all(
+            traffic(dut, f"{e}_got") == traffic(dut, f"{f}_sent")
+            for e, f in (("a", "b"), ("b", "a")))
+
+    # Progress: requests and write responses checked (read responses count by beat).
+    progress.watch(dut, 2 * (share["req"] + share["wr_rsp"]),
+                   lambda: sum(traffic(dut, f"{e}_got")["req"] + traffic(dut, f"{e}_got")
+                               ["wr_rsp"] for e in "ab"),
+                   lambda: sum(sum(traffic(dut, f"{e}_bad").values()) for e in "ab"),
+                   every=STEP, period_ns=period_ns)
+    while not finished():
+        await clocks(dut.clk, STEP, period_ns)
+    busy = round((get_sim_time("ns") - began) / period_ns)
+    dut.gen_enable.value = 0
+    if settle is not None:
+        await settle()
+    else:
+        await ClockCycles(dut.clk, 64)
+    wall = time.monotonic() - started
+    report = {"seed": int(os.environ["COCOTB_RANDOM_SEED"]),
+              "config": json.loads(config.to_json()), "traffic": "hardware",
+              "cycles": busy, "sim_cycles_per_second": round(
+                  (get_sim_time("ns") - began) / period_ns / wall),
+              "directions": {}, "mismatches": 0, "lost": 0}
+    for end, far in (("a", "b"), ("b", "a")):
+        sent, got, bad = (traffic(dut, f"{end}_sent"), traffic(dut, f"{far}_got"),
+                          traffic(dut, f"{far}_bad"))
+        report["mismatches"] += sum(bad.values())
+        report["lost"] += sum(sent.values()) - sum(got.values())
+        data = 64 * (sent["orig"] + sent["rd_rsp"])
+        n = int(getattr(dut, f"{end}_flits").value) - flits[end]
+        report["directions"][f"{end}->{far}"] = {
+            "items": count, "transfers": sent, "data_bytes": data, "flits": n,
+            "efficiency": round(data / (64 * n), 4), "flits_per_clock": round(n / busy, 3),
+            "credits_home": credits_home(dut, end, config),
+            "error": bool(getattr(dut, f"{far}_error").value),
+        }
+        if config.cache_ways:
+            report["directions"][f"{end}->{far}"]["tx_cache"] = _cache_counts(dut, end)
+    return report
 
 
 async def exchange(dut, config, rng, count, counter, during=None, settle=None):
@@ -151,4 +240,5 @@ def credits_home(dut, end, config):
 def check(report):
     """Every item arrived intact, every credit is home, no TL saw an error."""
     assert report["mismatches"] == 0, f"{report['mismatches']} items lost, extra or changed"
+    assert report.get("lost", 0) == 0, f"{report['lost']} transfers sent and never checked"
     assert all(d["credits_home"] and not d["error"] for d in report["directions"].values())

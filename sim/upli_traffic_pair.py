@@ -30,7 +30,7 @@ class UpliTrafficPair(wiring.Component):
     Members
     -------
     gen_req, ..., gen_wr_rsp : ``Out(stream)``; check_req, ..., check_wr_rsp : ``In(stream)``
-    loop : ``In(1)``
+    loop : ``In(1)``; cacheable : ``In(1)``
     seed, check_seed : ``In(64)``; load, enable : ``In(1)``; idle, busy : ``In(8)``
     limits : ``In(traffic_limits)``
     sent, got, bad : ``Out(traffic_counts)``; done : ``Out(1)``
@@ -38,7 +38,7 @@ class UpliTrafficPair(wiring.Component):
 
     def __init__(self, config=None):
         members = {**upli_members(Out, "gen_"), **upli_members(In, "check_"),
-                   "loop": In(1), "seed": In(64), "check_seed": In(64), "load": In(1),
+                   "loop": In(1), "cacheable": In(1), "seed": In(64), "check_seed": In(64), "load": In(1),
                    "enable": In(1), "idle": In(8), "busy": In(8),
                    "limits": In(traffic_limits), "sent": Out(traffic_counts),
                    "got": Out(traffic_counts), "bad": Out(traffic_counts), "done": Out(1)}
@@ -68,6 +68,7 @@ class UpliTrafficPair(wiring.Component):
                     m.d.comb += delivered.src_acc.eq(0)
         m.d.comb += [
             gen.seed.eq(self.seed), gen.load.eq(self.load), gen.enable.eq(self.enable),
+            gen.cacheable.eq(self.cacheable), check.cacheable.eq(self.cacheable),
             gen.idle.eq(self.idle), gen.limits.eq(self.limits),
             check.seed.eq(self.check_seed), check.load.eq(self.load), check.busy.eq(self.busy),
             self.sent.eq(gen.sent), self.done.eq(gen.done),

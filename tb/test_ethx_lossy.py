@@ -77,10 +77,18 @@ async def link_down_and_up(dut):
     await tb.reset()
     tb.lossy_both(fer=1e-3)
     task = cocotb.start_soon(tb.traffic(_scaled(cfg, 40), settle=SETTLE))
+    def cut():
+        return sum(tb.wire_counts(e)["cut"] for e in NODES)
+
     for _ in range(3):
         await ClockCycles(dut.clk, tb.rng.randrange(1000, 4000))
-        tb.cut(1)                           # the wire breaks; the PHYs notice a while later
+        before = cut()
+        tb.cut(1)                           # the wire breaks; the PHYs notice a while later,
         await ClockCycles(dut.clk, tb.rng.randrange(50, 400))
+        for _ in range(200):                # once a frame has started into the break
+            if cut() > before:
+                break
+            await ClockCycles(dut.clk, 20)
         tb.set_up(0)
         await ClockCycles(dut.clk, tb.rng.randrange(100, 2000))
         tb.set_up(1)
@@ -88,7 +96,7 @@ async def link_down_and_up(dut):
     await task
     await tb.drain()
     tb.check_links()
-    assert sum(tb.wire_counts(e)["cut"] for e in NODES) > 0
+    assert cut() >= 3
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -110,7 +118,20 @@ CONFIGS = [EthxConfig(sources=4, fcs=False),
            EthxConfig(sources=4, eth_width=8, data_width=128, proxy=True, fcs=False)]
 
 
+#: Cases that once failed, run every time with their seed: at 1068361684 no frame started on
+#: the 8-bit wire in any of the three breaks (the PHYs noticed too soon), so nothing was lost.
+SEEDS = [(CONFIGS[1], "link_down_and_up", 1068361684)]
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.slug() for c in CONFIGS])
 def test_lossy(config):
     harness.run(EthxLossyPair(config), config, toplevel="ethx_lossy_pair",
                 test_module="tb.test_ethx_lossy")
+
+
+@pytest.mark.parametrize("config, testcase, seed", SEEDS,
+                         ids=[f"{c.slug()}-{t}-{s}" for c, t, s in SEEDS])
+def test_lossy_seeds(config, testcase, seed):
+    harness.run(EthxLossyPair(config), config, toplevel="ethx_lossy_pair",
+                test_module="tb.test_ethx_lossy", testcase=testcase, seed_value=seed,
+                run_name=f"{testcase}-{seed}")

@@ -57,7 +57,7 @@ class _Config(BlockConfig):
 
 def test_a_second_build_neither_converts_nor_compiles(monkeypatch):
     """The quick key skips the conversion to Verilog; a changed configuration is another
-    folder; the model's control file shows the top's ports and only the named signals."""
+    folder."""
     config = _Config()
     folder = harness.build(_Field(in_case=False), config, toplevel="harness_field")
     assert (folder / "harness_field").exists()
@@ -69,9 +69,19 @@ def test_a_second_build_neither_converts_nor_compiles(monkeypatch):
     with pytest.raises(AssertionError, match="converted again"):
         harness.build(_Field(in_case=False), config, toplevel="harness_field",
                       internal=["inner.sig"])
-    control = harness._public(folder, "top", ["a.b.sig"]).read_text().splitlines()
-    assert control[1:] == ['public_flat_rw -module "top" -var "*"',
-                           'public_flat_rw -module "*a.b" -var "sig"']
+
+
+def test_control_file(tmp_path):
+    """The model's control file: the top's ports readable, its input (``sel`` of
+    :class:`_Field`, which has no clock) writable, and of the signals inside only those
+    named."""
+    source = verilog.convert(_Field(in_case=False), name="top", emit_src=False)
+    (tmp_path / "top.v").write_text(source)
+    control = harness._public(tmp_path, "top", ["a.b.sig"]).read_text().splitlines()
+    assert control[0] == "`verilator_config"
+    assert control[1] == 'public_flat_rd -module "top" -var "*"'
+    assert control[2:-1] == ['public_flat_rw -module "top" -var "sel"']
+    assert control[-1] == 'public_flat_rw -module "*a.b" -var "sig"'
 
 
 def test_runtime_objects_are_shared():

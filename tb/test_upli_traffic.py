@@ -34,8 +34,8 @@ def counts(dut, name):
     return {c.name.lower(): int(view[c]) for c in UpliChannel}
 
 
-def items(seed, limits=LIMITS):
-    traffic = model.UpliTraffic(seed)
+def items(seed, limits=LIMITS, cacheable=False):
+    traffic = model.UpliTraffic(seed, cacheable=cacheable)
     return (traffic.first_requests(limits["req"]), traffic.first_read_responses(limits["rd_rsp"]),
             traffic.first_write_responses(limits["wr_rsp"]))
 
@@ -62,7 +62,8 @@ class TB:
     def __init__(self, dut):
         self.dut = dut
         self.rng = random.Random(cocotb.RANDOM_SEED)
-        for name in ("loop", "load", "enable", "idle", "busy", "seed", "check_seed", "limits"):
+        for name in ("loop", "load", "enable", "idle", "busy", "seed", "check_seed", "limits",
+                     "cacheable"):
             getattr(dut, name).value = 0
 
     async def start(self):
@@ -86,39 +87,43 @@ class TB:
         raise AssertionError("timed out")
 
 
-@cocotb.test()
-async def gen_sequence(dut):
+@cocotb.parametrize(cacheable=[False, True])
+async def gen_sequence(dut, cacheable):
     """The generator's four channels, with idle clocks and random backpressure, carry the
-    model's sequence exactly, and it stops at its limits."""
+    model's sequence exactly (with and without cacheable requests), and it stops at its
+    limits."""
     tb = TB(dut)
     await tb.start()
+    dut.cacheable.value = cacheable
     seed = tb.rng.getrandbits(64)
     sink = UpliItemSink(dut, "gen_", tb.rng)
     sink.set_backpressure(0.3)
     await tb.load(seed)
     dut.idle.value, dut.enable.value = 64, 1
-    want = transfers(items(seed))
+    want = transfers(items(seed, cacheable=cacheable))
     await tb.until(lambda: int(dut.done.value) and sink.count() == sum(want.values()))
     await ClockCycles(dut.clk, 50)
     got = sink.delivered()
-    for name, expected, delivered in zip(("requests", "reads", "writes"), items(seed), got):
+    for name, expected, delivered in zip(("requests", "reads", "writes"),
+                                         items(seed, cacheable=cacheable), got):
         assert [norm(i) for i in delivered] == [norm(i) for i in expected], name
     assert counts(dut, "sent") == want
     assert sink.count() == sum(want.values())          # nothing more after the limits
 
 
-@cocotb.test()
-async def check_sequence(dut):
+@cocotb.parametrize(cacheable=[False, True])
+async def check_sequence(dut, cacheable):
     """The checker takes the model's sequence as delivered, with idle clocks between transfers
     and its own pauses, and finds nothing wrong."""
     tb = TB(dut)
     await tb.start()
+    dut.cacheable.value = cacheable
     seed = tb.rng.getrandbits(64)
     await tb.load(seed)
     source = UpliItemSource(dut, "check_")
     source.set_idle(lambda: random_pauses(tb.rng, 0.3))
     dut.busy.value = 96
-    groups = items(seed)
+    groups = items(seed, cacheable=cacheable)
     for group in groups:
         for item in group:
             source.send(model.as_delivered(item))

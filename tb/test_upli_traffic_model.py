@@ -4,7 +4,9 @@ The random words against known values; lane starts and the zero-start rule; ever
 the ranges of rtl/tl/traffic/README.md §2-4 over thousands of items for three seeds; the
 streams drawn once per item or beat as §1 says; the items legal for the TL golden model
 (``request_error`` and a Packer -> Unpacker round trip that delivers ``as_delivered``); the
-channels independent of each other.
+channels independent of each other. The ``cacheable`` mode of §2 ("Cacheable requests"): its
+fields by hand, its share and ranges, the other requests unchanged, every cacheable request
+compressible, and a run through the packer and unpacker with the address-cache golden models.
 """
 
 import collections
@@ -14,6 +16,7 @@ import itertools
 import pytest
 
 from rtl.model import tl
+from rtl.model.addrcache import AddrCacheConfig, RxAddressCache, TxAddressCache, compressible
 from rtl.model import upli_traffic as ut
 from rtl.model.tl import (
     CLASSES,
@@ -28,6 +31,7 @@ from rtl.model.tl import (
     WriteResponse,
 )
 from rtl.model.upli_traffic import (
+    CACHEABLE_CMDS,
     CMDS,
     Lanes,
     UpliTraffic,
@@ -35,8 +39,12 @@ from rtl.model.upli_traffic import (
     beat_data,
     beat_error,
     bits,
+    cacheable_region,
+    cacheable_request_fields,
     channel_transfers,
+    is_cacheable_draw,
     lane_start,
+    request_fields,
     request_shape,
     splitmix64,
     take,
@@ -360,10 +368,15 @@ def test_tl_round_trip(seed):
     """A few hundred mixed items through the TL model's Packer and Unpacker: each channel
     delivers exactly as_delivered(item), in order; no receive error."""
     print(f"upli_traffic seed {seed:#018x}")
-    t = UpliTraffic(seed)
-    requests, reads, writes = t.first_requests(200), t.first_read_responses(150), \
+    round_trip(UpliTraffic(seed))
+
+
+def round_trip(t, n_requests=200, tx_cache=None, rx_cache=None):
+    """Mixed items of ``t`` through Packer -> Unpacker (with the given address caches); each
+    channel delivers exactly as_delivered(item), in order. Returns the packer."""
+    requests, reads, writes = t.first_requests(n_requests), t.first_read_responses(150), \
         t.first_write_responses(150)
-    p = Packer({}, PLENTY)
+    p = Packer({}, PLENTY, address_cache=tx_cache)
     # interleave the three channels (responses share one TL queue in push order)
     order = itertools.cycle(["req", "rd", "req", "wr", "rd"])
     queues = {"req": iter(requests), "rd": iter(reads), "wr": iter(writes)}
@@ -375,7 +388,7 @@ def test_tl_round_trip(seed):
         left -= 1
         (p.push_request if isinstance(item, Request) else p.push_response)(item)
     flits = p.drain()
-    u = Unpacker()
+    u = Unpacker(address_cache=rx_cache)
     for flit in flits:
         u.feed(flit)
     assert u.error is None and u.idle() and u.peer_init_done
@@ -388,6 +401,7 @@ def test_tl_round_trip(seed):
     beats = sum(channel_transfers(i)["orig"] + channel_transfers(i)["rd_rsp"] for i in items)
     assert u.data_halves == 2 * beats
     assert u.poisoned_halves == 2 * sum(sum(i.error) for i in items)
+    return p
 
 
 # --- Independence of the channels ---------------------------------------------------------------
@@ -416,3 +430,206 @@ def test_channels_independent():
     assert take(a, 300) == ref[0]
     assert take(UpliTraffic(seed).requests(), 300) == ref[0]      # deterministic
     assert take(UpliTraffic(seed ^ 1).requests(), 300) != ref[0]
+
+
+# --- Cacheable requests [§2 "Cacheable requests"] ---------------------------------------------
+
+def h2_of(sel, cmd_index, units_index, block_index, dst, k, low=0, high=0):
+    """An ``h2`` word: h2[0:10] = low, [10] sel, [11:13] cmd, [13:15] units - 1,
+    [15:17] block draw, [17:20] dst_acc, [20:22] region, [22:64] high."""
+    return (low | sel << 10 | cmd_index << 11 | units_index << 13 | block_index << 15
+            | dst << 17 | k << 20 | high << 22)
+
+
+def test_cacheable_regions():
+    # splitmix64(256) step by step from the README formula, then bits 0..36
+    z = (256 + 0x9E3779B97F4A7C15) % 2**64
+    z = ((z ^ z >> 30) * 0xBF58476D1CE4E5B9) % 2**64
+    z = ((z ^ z >> 27) * 0x94D049BB133111EB) % 2**64
+    assert z ^ z >> 31 == 0x6602_D201_E324_653F
+    assert cacheable_region(0, 0) == 0x6602_D201_E324_653F & ((1 << 37) - 1) == 0x1_E324_653F
+    assert cacheable_region(7, 3) == splitmix64(256 + 31) % (1 << 37) == 0x4_4606_1D63
+    assert cacheable_region(2, 1) == splitmix64(265) % (1 << 37)
+    regions = {cacheable_region(d, k) for d in range(8) for k in range(4)}
+    assert len(regions) == 32 and max(regions) < 1 << 37
+    for bad in ((8, 0), (0, 4), (-1, 0)):
+        with pytest.raises(ValueError):
+            cacheable_region(*bad)
+
+
+# (units - 1, h2[15:17]) -> block offset: 64 * ((h2[15:17] * (5 - units)) >> 2)
+BLOCKS = {(0, 0): 0, (0, 1): 64, (0, 2): 128, (0, 3): 192,
+          (1, 0): 0, (1, 1): 0, (1, 2): 64, (1, 3): 128,        # 3x >> 2
+          (2, 0): 0, (2, 1): 0, (2, 2): 64, (2, 3): 64,         # 2x >> 2
+          (3, 0): 0, (3, 1): 0, (3, 2): 0, (3, 3): 0}
+
+
+@pytest.mark.parametrize("ui, x", sorted(BLOCKS))
+def test_cacheable_block_by_hand(ui, x):
+    f = cacheable_request_fields(0, 0, h2_of(0, 1, ui, x, 0, 0))       # a Write
+    assert f["addr"] == cacheable_region(0, 0) << 20 | BLOCKS[ui, x]
+    assert f["length"] == 16 * (ui + 1) - 1 and f["num_beats"] == ui
+    assert BLOCKS[ui, x] + 64 * (ui + 1) <= 256
+
+
+# h0: vc 2, asi 1, tag 0x5A5, attr 0xAB (unused), metadata byte 0xFD ([2:0] = 5), vendor
+# num_beats 3 (unused), cmd index 13 (unused); h1: ReqAddr[56:8] draw with h1[0:12] = 0xABC,
+# src_acc 0x2C3, top bits set; h2: h2[0:10] = 0x3FF and h2[22:64] all ones (unused).
+H0 = 13 | 2 << 19 | 1 << 21 | 0x5A5 << 23 | 0xAB << 34 | 0xFD << 42 | 3 << 50 | 0xFFF << 52
+H1 = 0xABC | 0x1_2345_6789 << 12 | 0x2C3 << 49 | 0x1F << 59
+HIGH = (1 << 42) - 1
+
+
+@pytest.mark.parametrize("h2, want", [
+    # Read (index 0), 64 bytes, block 3 -> 192, dst 0, region 0
+    (h2_of(0, 0, 0, 3, 0, 0, 0x3FF, HIGH),
+     dict(cmd=0x03, attr=0xFF, length=15, num_beats=0, dst_acc=0,
+          addr=0x1_E324_653F << 20 | 0xABC << 8 | 192)),
+    # Write (index 1), 128 bytes, h2[15:17] = 3 -> (3 * 3) >> 2 = 2 -> 128, dst 5, region 2
+    (h2_of(0, 1, 1, 3, 5, 2, 0x3FF, HIGH),
+     dict(cmd=0x28, attr=0x00, length=31, num_beats=1, dst_acc=5,
+          addr=cacheable_region(5, 2) << 20 | 0xABC << 8 | 128)),
+    # WriteFull (index 2), 192 bytes, h2[15:17] = 2 -> (2 * 2) >> 2 = 1 -> 64, dst 7, region 3
+    (h2_of(0, 2, 2, 2, 7, 3, 0x3FF, HIGH),
+     dict(cmd=0x29, attr=0x00, length=47, num_beats=2, dst_acc=7,
+          addr=0x4_4606_1D63 << 20 | 0xABC << 8 | 64)),
+    # Read (index 3), 256 bytes, block 0 whatever h2[15:17], dst 3, region 1
+    (h2_of(0, 3, 3, 3, 3, 1),
+     dict(cmd=0x03, attr=0xFF, length=63, num_beats=0, dst_acc=3,
+          addr=cacheable_region(3, 1) << 20 | 0xABC << 8)),
+])
+def test_cacheable_fields_by_hand(h2, want):
+    f = cacheable_request_fields(H0, H1, h2)
+    assert f == dict(want, vc=2, asi=1, tag=0x5A5, metadata=5, src_acc=0x2C3)
+    assert f["addr"] >> 8 & 0xFFF == 0xABC and f["addr"] < 1 << 57
+    assert compressible(f["cmd"], f["attr"], f["length"], f["addr"], f["metadata"])
+    assert tl.request_error(f["cmd"], f["addr"], f["length"], f["num_beats"]) is None
+    # the ordinary request of the same draw: a Write (index 13), dst_acc = h2[0:10]
+    o = request_fields(H0, H1, h2)
+    assert (o["cmd"], o["attr"], o["metadata"], o["dst_acc"]) == (0x28, 0xAB, 0xFD, h2 & 0x3FF)
+    assert is_cacheable_draw(h2) and not is_cacheable_draw(h2 | 1 << 10)
+
+
+def test_cacheable_first_request_by_hand():
+    """The first request of seeds whose first h2[10] is 0, and 1: from the lane starts."""
+    starts = {}
+    for seed in itertools.count(1):
+        h = tuple(lane_start(seed, ut.REQ_HEADER, k) for k in range(3))
+        starts.setdefault(bits(h[2], 10, 11), (seed, h))
+        if len(starts) == 2:
+            break
+    seed, (h0, h1, h2) = starts[0]
+    rq = UpliTraffic(seed, cacheable=True).first_requests(1)[0]
+    units = 1 + (h2 >> 13) % 4
+    cmd = [0x03, 0x28, 0x29, 0x03][(h2 >> 11) % 4]
+    dst = (h2 >> 17) % 8
+    block = 64 * (((h2 >> 15) % 4 * (5 - units)) >> 2)
+    region = splitmix64(256 + 4 * dst + (h2 >> 20) % 4) % 2**37
+    assert (rq.cmd, rq.length, rq.dst_acc, rq.addr) == (
+        cmd, 16 * units - 1, dst, region << 20 | (h1 % 4096) << 8 | block)
+    assert (rq.vc, rq.asi, rq.tag, rq.metadata, rq.src_acc) == (
+        (h0 >> 19) & 3, (h0 >> 21) & 3, (h0 >> 23) & 0x7FF, (h0 >> 42) & 7, (h1 >> 49) & 0x3FF)
+    assert rq.attr == (0xFF if cmd == 0x03 else 0) and rq.beats == (units if cmd & 0x20 else 0)
+    assert rq != UpliTraffic(seed).first_requests(1)[0]
+    seed, _ = starts[1]
+    assert UpliTraffic(seed, cacheable=True).first_requests(1) == \
+        UpliTraffic(seed).first_requests(1)
+
+
+def _walk(seed, n):
+    """``n`` cacheable-mode requests with the stream 0 draw of each, checking the stream 1
+    draws of their beats on the way (one per beat, be or all ones, error from misc)."""
+    header = Lanes(seed, ut.REQ_HEADER, 3)
+    data = Lanes(seed, ut.REQ_DATA, 10)
+    out = []
+    for r in UpliTraffic(seed, cacheable=True).first_requests(n):
+        h = header.draw()
+        for k in range(r.beats):
+            d = data.draw()
+            assert r.data[k] == beat_data(d[:8])
+            assert r.byte_en[k] == (M64 if r.cmd == WRITE_FULL else d[8])
+            assert r.error[k] == beat_error(d[9])
+        out.append((h, r))
+    return out
+
+
+def header_of(r):
+    """The header fields of a request (all but its beats), as a dict."""
+    return {f.name: getattr(r, f.name) for f in dataclasses.fields(r)
+            if f.name not in ("data", "byte_en", "error")}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cacheable_mode(seed):
+    print(f"upli_traffic seed {seed:#018x}")
+    walked = _walk(seed, N)
+    plain = UpliTraffic(seed, cacheable=False).first_requests(N)
+    assert plain == UpliTraffic(seed).first_requests(N)
+    cacheable = [r for (h, r) in walked if is_cacheable_draw(h[2])]
+    assert 0.45 < len(cacheable) / N < 0.55
+    for (h, r), p in zip(walked, plain):
+        if is_cacheable_draw(h[2]):
+            assert header_of(r) == cacheable_request_fields(*h)
+        else:
+            assert header_of(r) == header_of(p)             # unchanged but for the beats
+            assert header_of(r) == request_fields(*h)
+    seen = collections.defaultdict(set)
+    for r in cacheable:
+        nbytes = 4 * (r.length + 1)
+        assert r.cmd in (tl.READ, tl.WRITE, WRITE_FULL)
+        assert 64 <= nbytes <= 256 and nbytes % 64 == 0 and r.addr % 64 == 0
+        assert r.addr % 256 + nbytes <= 256
+        assert 0 <= r.dst_acc < 8
+        assert r.addr >> 20 in {cacheable_region(r.dst_acc, k) for k in range(4)}
+        assert r.attr == (0xFF if r.cmd == tl.READ else 0x00) and r.metadata < 8
+        assert r.num_beats == (nbytes // 64 - 1 if r.cmd & 0x20 else 0)
+        assert compressible(r.cmd, r.attr, r.length, r.addr, r.metadata)
+        seen["cmd"].add(r.cmd)
+        seen["bytes"].add(nbytes)
+        seen["region"].add((r.dst_acc, r.addr >> 20))
+        seen["offset"].add((nbytes, r.addr % 256))
+    assert seen["cmd"] == {tl.READ, tl.WRITE, WRITE_FULL}
+    assert seen["bytes"] == {64, 128, 192, 256} and len(seen["region"]) == 32
+    assert len(seen["offset"]) == 4 + 3 + 2 + 1              # every place in the block
+    for _, r in walked:
+        assert tl.request_error(r.cmd, r.addr, r.length, r.num_beats) is None
+    # responses do not depend on the mode
+    on, off = UpliTraffic(seed, cacheable=True), UpliTraffic(seed)
+    assert on.first_read_responses(200) == off.first_read_responses(200)
+    assert on.first_write_responses(200) == off.first_write_responses(200)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cacheable_tl_round_trip(seed):
+    """Cacheable mode through Packer -> Unpacker, without address caches."""
+    print(f"upli_traffic seed {seed:#018x}")
+    round_trip(UpliTraffic(seed, cacheable=True))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cacheable_compress(seed):
+    """With 4-way 1024-row address caches indexed by DSTACCID (adaptive policy), most
+    cacheable requests go compressed, and everything arrives intact, caches in lock-step."""
+    print(f"upli_traffic seed {seed:#018x}")
+    config = AddrCacheConfig(ways=4, rows=1024)
+    tx, rx = TxAddressCache(config), RxAddressCache(config, index="DSTACCID")
+    t = UpliTraffic(seed, cacheable=True)
+    p = round_trip(t, 1000, tx, rx)
+    n_cacheable = sum(is_cacheable_draw(h[2]) for h in take(_headers(seed), 1000))
+    assert tx.compressed == p.compressed_sent == rx.expansions
+    assert tx.compressed > 0.3 * n_cacheable, (tx.counters(), n_cacheable)
+    assert rx.errors == 0 and rx.loads == tx.loads and tx.backoff_entries == 0
+    for acc in range(8):
+        for way in range(4):
+            assert tx.entry(acc, way) == rx.entry(acc, way)
+
+
+def _headers(seed):
+    lanes = Lanes(seed, ut.REQ_HEADER, 3)
+    while True:
+        yield lanes.draw()
+
+
+def test_cacheable_cmds_table():
+    assert CACHEABLE_CMDS == [tl.READ, tl.WRITE, WRITE_FULL, tl.READ]
+    assert set(CACHEABLE_CMDS) == set(tl.COMPRESSED_COMMANDS.values())

@@ -2,9 +2,10 @@
 
 Written from ``rtl/tl/traffic/README.md`` alone (sections 1-5; section 6, pacing, is hardware
 only and changes nothing that is sent). Section numbers ``[traffic README §n]`` below refer to
-that file. From a 64-bit seed the model computes, per channel and independently of the others,
-the infinite sequence of UPLI items the generator sends, as the item classes of
-:mod:`rtl.model.tl`, and what the far end of the TL delivers for each (:func:`as_delivered`).
+that file. From a 64-bit seed (and the ``cacheable`` mode of §2) the model computes, per
+channel and independently of the others, the infinite sequence of UPLI items the generator
+sends, as the item classes of :mod:`rtl.model.tl`, and what the far end of the TL delivers
+for each (:func:`as_delivered`).
 
 The UPLI ``pool`` bit is always 0 (:data:`POOL`); the item classes carry no pool field. Beat
 level fields of OrigData (``offset = k``, ``last``, ``vc``) follow from the request and are not
@@ -16,14 +17,16 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from rtl.model.tl import OKAY, WRITE_FULL, ReadResponse, Request, WriteResponse
+from rtl.model.tl import OKAY, READ, WRITE_FULL, ReadResponse, Request, WriteResponse
 
 __all__ = [
     "MASK64", "ALL_BYTES", "POOL",
     "REQ_HEADER", "REQ_DATA", "RD_HEADER", "RD_DATA", "WR", "LANES",
     "CMDS", "RD_ERROR_STATUS", "WR_ERROR_STATUS", "OKAY_BELOW", "ERROR_BELOW",
     "xorshift64", "splitmix64", "lane_start", "bits", "Lanes",
-    "beat_data", "beat_error", "request_shape",
+    "CACHEABLE_CMDS", "CACHEABLE_DSTS", "CACHEABLE_REGIONS", "CACHEABLE_REGION_BASE",
+    "beat_data", "beat_error", "request_shape", "request_fields",
+    "is_cacheable_draw", "cacheable_region", "cacheable_request_fields",
     "UpliTraffic", "take",
     "as_delivered", "poisoned_beat", "channel_transfers", "transfers", "CHANNELS",
 ]
@@ -41,6 +44,15 @@ LANES = {REQ_HEADER: 3, REQ_DATA: 10, RD_HEADER: 1, RD_DATA: 9, WR: 1}
 CMDS = ([0x03] * 5 + [0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F] + [0x28] * 4
         + [0x29] * 4 + [0x2A] + [0x2C, 0x2D, 0x2E, 0x2F] + [0x30, 0x32]
         + [0x3C, 0x3D, 0x3E, 0x3F])
+#: Cacheable requests [traffic README §2 "Cacheable requests"]: commands by ``h2[11:13]``
+#: (Read, Write, WriteFull, Read); eight destinations ``h2[17:20]`` with four 1 MB regions each,
+#: region ``k`` of ``dst_acc`` from ``splitmix64(CACHEABLE_REGION_BASE + 4 * dst_acc + k)``.
+CACHEABLE_CMDS = [0x03, 0x28, 0x29, 0x03]
+CACHEABLE_DSTS = 8
+CACHEABLE_REGIONS = 4
+CACHEABLE_REGION_BASE = 256
+_REGION_BITS = 37               # ReqAddr[56:20]
+_REGION_LSB = 20
 #: Non-OKAY statuses by ``r[39:41]`` and ``w[37:40]`` [traffic README §3, §4].
 RD_ERROR_STATUS = [0x2, 0x3, 0x6, 0x8]
 WR_ERROR_STATUS = [0x2, 0x3, 0x6, 0x8, 0xF, 0x2, 0x3, 0x6]
@@ -157,16 +169,71 @@ def request_shape(h0: int) -> tuple:
     return cmd, offset, nbytes, 0                           # Read
 
 
-def _request(header, data):
+def _common_fields(h0, h1):
+    """The fields every request takes from ``h0`` and ``h1`` alike [traffic README §2]."""
+    return {"vc": bits(h0, 19, 21), "asi": bits(h0, 21, 23), "tag": bits(h0, 23, 34),
+            "src_acc": bits(h1, 49, 59)}
+
+
+def is_cacheable_draw(h2: int) -> bool:
+    """Whether, with ``cacheable`` set, the request of a draw is a cacheable one: ``h2[10]``
+    is 0 [traffic README §2 "Cacheable requests"]."""
+    return bits(h2, 10, 11) == 0
+
+
+def cacheable_region(dst_acc: int, k: int) -> int:
+    """ReqAddr[56:20] of region ``k`` (0..3) of destination ``dst_acc`` (0..7):
+    ``splitmix64(256 + 4 * dst_acc + k)[0:37]`` [traffic README §2 "Cacheable requests"]."""
+    if not (0 <= dst_acc < CACHEABLE_DSTS and 0 <= k < CACHEABLE_REGIONS):
+        raise ValueError("dst_acc is 0..7 and k 0..3")
+    return bits(splitmix64(CACHEABLE_REGION_BASE + CACHEABLE_REGIONS * dst_acc + k),
+                0, _REGION_BITS)
+
+
+def request_fields(h0: int, h1: int, h2: int) -> dict:
+    """The header fields of the ordinary request of draw ``(h0, h1, h2)`` (everything of a
+    :class:`~rtl.model.tl.Request` but its beats) [traffic README §2]."""
+    cmd, offset, nbytes, num_beats = request_shape(h0)
+    return dict(cmd=cmd, **_common_fields(h0, h1), attr=bits(h0, 34, 42),
+                length=nbytes // 4 - 1, metadata=bits(h0, 42, 50),
+                addr=bits(h1, 0, 49) << 8 | offset, dst_acc=bits(h2, 0, 10),
+                num_beats=num_beats)
+
+
+def cacheable_request_fields(h0: int, h1: int, h2: int) -> dict:
+    """The header fields of the cacheable request of draw ``(h0, h1, h2)`` (everything of a
+    :class:`~rtl.model.tl.Request` but its beats), whatever ``h2[10]`` is
+    [traffic README §2 "Cacheable requests"]:
+
+    ``cmd = CACHEABLE_CMDS[h2[11:13]]``; ``units = 1 + h2[13:15]``, ``bytes = 64 * units``,
+    ``len = 16 * units - 1``; ``block = 64 * ((h2[15:17] * (5 - units)) >> 2)``;
+    ``dst_acc = h2[17:20]``; ``addr = cacheable_region(dst_acc, h2[20:22]) << 20 |
+    h1[0:12] << 8 | block``; ``attr`` 0xFF for Read, else 0; ``metadata = h0[42:45]``;
+    ``num_beats = units - 1`` for Write and WriteFull, 0 for Read; ``vc``, ``asi``, ``tag``,
+    ``src_acc`` as for every request.
+    """
+    cmd = CACHEABLE_CMDS[bits(h2, 11, 13)]
+    units = 1 + bits(h2, 13, 15)
+    block = 64 * ((bits(h2, 15, 17) * (5 - units)) >> 2)
+    dst_acc = bits(h2, 17, 20)
+    region = cacheable_region(dst_acc, bits(h2, 20, 22))
+    return dict(cmd=cmd, **_common_fields(h0, h1), attr=0xFF if cmd == READ else 0x00,
+                length=16 * units - 1, metadata=bits(h0, 42, 45),
+                addr=region << _REGION_LSB | bits(h1, 0, 12) << 8 | block, dst_acc=dst_acc,
+                num_beats=units - 1 if cmd & 0x20 else 0)
+
+
+def _request(header, data, cacheable=False):
     """The Request of one stream 0 draw ``(h0, h1, h2)``; ``data`` yields stream 1 draws."""
     h0, h1, h2 = header
-    cmd, offset, nbytes, num_beats = request_shape(h0)
-    beats = [data.draw() for _ in range(num_beats + 1)] if cmd & 0x20 else []
+    if cacheable and is_cacheable_draw(h2):
+        fields = cacheable_request_fields(h0, h1, h2)
+    else:
+        fields = request_fields(h0, h1, h2)
+    cmd = fields["cmd"]
+    beats = [data.draw() for _ in range(fields["num_beats"] + 1)] if cmd & 0x20 else []
     return Request(
-        cmd=cmd, vc=bits(h0, 19, 21), asi=bits(h0, 21, 23), tag=bits(h0, 23, 34),
-        attr=bits(h0, 34, 42), length=nbytes // 4 - 1, metadata=bits(h0, 42, 50),
-        addr=bits(h1, 0, 49) << 8 | offset, src_acc=bits(h1, 49, 59), dst_acc=bits(h2, 0, 10),
-        num_beats=num_beats,
+        **fields,
         data=tuple(beat_data(d[:8]) for d in beats),
         byte_en=tuple(ALL_BYTES if cmd == WRITE_FULL else d[8] for d in beats),
         error=tuple(beat_error(d[9]) for d in beats))
@@ -205,20 +272,26 @@ class UpliTraffic:
     ----------
     seed : int
         The 64-bit seed.
+    cacheable : bool
+        The ``cacheable`` mode [traffic README §2 "Cacheable requests"]: each request whose
+        ``h2[10]`` is 0 is replaced by :func:`cacheable_request_fields` of its draw. Responses
+        are the same in both modes.
     """
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, cacheable: bool = False):
         if not 0 <= seed <= MASK64:
             raise ValueError("the seed is a 64-bit unsigned number")
         self.seed = seed
+        self.cacheable = bool(cacheable)
 
     def requests(self):
         """Infinite iterator of :class:`~rtl.model.tl.Request`, with their OrigData beats
-        [traffic README §2]: one stream 0 draw per request, one stream 1 draw per data beat."""
+        [traffic README §2]: one stream 0 draw per request, one stream 1 draw per data beat;
+        with :attr:`cacheable`, the cacheable request of each draw whose ``h2[10]`` is 0."""
         header = Lanes(self.seed, REQ_HEADER, LANES[REQ_HEADER])
         data = Lanes(self.seed, REQ_DATA, LANES[REQ_DATA])
         while True:
-            yield _request(header.draw(), data)
+            yield _request(header.draw(), data, self.cacheable)
 
     def read_responses(self):
         """Infinite iterator of :class:`~rtl.model.tl.ReadResponse` [traffic README §3]: one

@@ -35,6 +35,8 @@ class UpliCheck(wiring.Component):
     req, orig, rd_rsp, wr_rsp : ``In(stream)``
         From a TL end's UPLI outputs.
     seed : ``In(64)``; load : ``In(1)``; busy : ``In(8)``
+    cacheable : ``In(1)``
+        As the generator's.
     got, bad : ``Out(traffic_counts)``
         Transfers taken and transfers that differed, per channel
         (:class:`~rtl.tl.layout.UpliChannel`).
@@ -46,6 +48,7 @@ class UpliCheck(wiring.Component):
     wr_rsp: In(wr_rsp_stream())
     seed: In(64)
     load: In(1)
+    cacheable: In(1)
     busy: In(8)
     got: Out(traffic_counts)
     bad: Out(traffic_counts)
@@ -81,7 +84,7 @@ class UpliCheck(wiring.Component):
 
     def _requests(self, m, pacing):
         fire = Signal()
-        header = ReqHeader(m, self._lanes(m, "req_h", REQ_HEADER, 3, fire))
+        header = ReqHeader(m, self._lanes(m, "req_h", REQ_HEADER, 3, fire), self.cacheable)
         m.d.comb += fire.eq(self._take(m, UpliChannel.REQ, request_layout, header.fields, 1,
                                        pacing.pause(UpliChannel.REQ)))
 
@@ -89,7 +92,8 @@ class UpliCheck(wiring.Component):
         fire, last = Signal(), Signal()
         k = Signal(2)
         skip = Signal()
-        header = ReqHeader(m, self._lanes(m, "orig_h", REQ_HEADER, 3, skip | (fire & last)))
+        header = ReqHeader(m, self._lanes(m, "orig_h", REQ_HEADER, 3, skip | (fire & last)),
+                           self.cacheable)
         beat = ReqData(header, self._lanes(m, "orig_d", REQ_DATA, 10, fire), k)
         fields = {**beat.fields, "data": poisoned(beat.fields["data"], beat.fields["error"])}
         m.d.comb += [last.eq(beat.last), skip.eq(~header.has_data),

@@ -103,37 +103,69 @@ def poisoned(data, error):
 
 
 class ReqHeader:
-    """The request a draw of stream 0 (``h``: three words) stands for [README §2]: ``fields``
-    (a dict of :data:`~rtl.tl.layout.request_layout` values, ``pool`` 0), ``has_data`` and
-    ``num_beats``."""
+    """The request a draw of stream 0 (``h``: three words) stands for [README §2], a cacheable
+    one where ``cacheable`` and ``h2[10]`` is 0: ``fields`` (a dict of
+    :data:`~rtl.tl.layout.request_layout` values, ``pool`` 0), ``has_data`` and ``num_beats``."""
 
-    def __init__(self, m, h):
+    def __init__(self, m, h, cacheable=0):
         h0, h1, h2 = h
-        cmd = Signal(6)
-        m.d.comb += cmd.eq(Array(C(c, 6) for c in CMDS)[h0[0:5]])
+        cmd, plain = Signal(6), Signal(6)
+        m.d.comb += plain.eq(Array(C(c, 6) for c in CMDS)[h0[0:5]])
         o, n = h0[5:11], h0[11:19]
-        full = cmd == ReqCmd.WRITE_FULL.value
-        atomic = (cmd == ReqCmd.ATOMIC_R.value) | (cmd == ReqCmd.ATOMIC_NR.value)
-        vendor = (cmd[3:6] == 0b001) | (cmd >= 0x3C)
+        full = plain == ReqCmd.WRITE_FULL.value
+        atomic = (plain == ReqCmd.ATOMIC_R.value) | (plain == ReqCmd.ATOMIC_NR.value)
+        vendor = (plain[3:6] == 0b001) | (plain >= 0x3C)
         units = Signal(7)
         m.d.comb += units.eq(Mux(full, _scale(n, 4 - o[0:2]),
                                  Mux(atomic, _scale(n, 16 - o[0:4]), _scale(n, 64 - o))))
         offset = Mux(full, o[0:2] << 6, o << 2)[:8]
         nbytes = Mux(full, units << 6, units << 2)[:9]
+        beats = Signal(2)
+        with m.If(full):
+            m.d.comb += beats.eq(units - 1)
+        with m.Elif(vendor):
+            m.d.comb += beats.eq(h0[50:52])
+        with m.Elif(plain[5] & ~atomic):
+            m.d.comb += beats.eq((offset[:6] + nbytes - 1) >> 6)
+        c = _Cacheable(m, h0, h1, h2)
+        cached = Signal()
+        m.d.comb += [cached.eq(cacheable & ~h2[10]), cmd.eq(Mux(cached, c.cmd, plain))]
         self.has_data = cmd[5]
         self.num_beats = Signal(2)
-        with m.If(full):
-            m.d.comb += self.num_beats.eq(units - 1)
-        with m.Elif(vendor):
-            m.d.comb += self.num_beats.eq(h0[50:52])
-        with m.Elif(self.has_data & ~atomic):
-            m.d.comb += self.num_beats.eq((offset[:6] + nbytes - 1) >> 6)
+        m.d.comb += self.num_beats.eq(Mux(cached, c.num_beats, beats))
         self.vc = h0[19:21]
         self.fields = {
-            "cmd": cmd, "vc": self.vc, "asi": h0[21:23], "tag": h0[23:34], "attr": h0[34:42],
-            "len": (nbytes >> 2) - 1, "metadata": h0[42:50], "addr": Cat(offset, h1[0:49]),
-            "src_acc": h1[49:59], "dst_acc": h2[0:10], "num_beats": self.num_beats, "pool": 0,
+            "cmd": cmd, "vc": self.vc, "asi": h0[21:23], "tag": h0[23:34],
+            "attr": Mux(cached, c.attr, h0[34:42]),
+            "len": Mux(cached, c.len, (nbytes >> 2) - 1),
+            "metadata": Mux(cached, h0[42:45], h0[42:50]),
+            "addr": Mux(cached, c.addr, Cat(offset, h1[0:49])),
+            "src_acc": h1[49:59], "dst_acc": Mux(cached, h2[17:20], h2[0:10]),
+            "num_beats": self.num_beats, "pool": 0,
         }
+
+
+#: [README §2] Cacheable requests' commands by ``h2[11:13]``, and their regions (ReqAddr[56:20])
+#: by ``4 · dst_acc + h2[20:22]``.
+CACHEABLE_CMDS = [0x03, 0x28, 0x29, 0x03]
+REGIONS = [splitmix64(256 + k) & ((1 << 37) - 1) for k in range(32)]
+
+
+class _Cacheable:
+    """The cacheable request of a draw [README §2, Cacheable requests]."""
+
+    def __init__(self, m, h0, h1, h2):
+        self.cmd = Signal(6)
+        m.d.comb += self.cmd.eq(Array(C(c, 6) for c in CACHEABLE_CMDS)[h2[11:13]])
+        read = self.cmd == ReqCmd.READ.value
+        units = 1 + h2[13:15]
+        block = ((h2[15:17] * (5 - units)) >> 2)[:2]
+        region = Signal(37)
+        m.d.comb += region.eq(Array(C(r, 37) for r in REGIONS)[Cat(h2[20:22], h2[17:20])])
+        self.addr = Cat(C(0, 6), block, h1[0:12], region)
+        self.len = (units << 4) - 1
+        self.num_beats = Mux(read, 0, units - 1)
+        self.attr = Mux(read, 0xFF, 0x00)
 
 
 class ReqData:

@@ -47,6 +47,9 @@ class UpliGen(wiring.Component):
     req, orig, rd_rsp, wr_rsp : ``Out(stream)``
         The UPLI streams (:func:`~rtl.tl.layout.upli_members`), to a TL end's inputs.
     seed : ``In(64)``; load : ``In(1)``; enable : ``In(1)``; idle : ``In(8)``
+    cacheable : ``In(1)``
+        Half of the requests compressible by an address cache (README §2); set it with
+        ``load`` and leave it.
     limits : ``In(traffic_limits)``
     sent : ``Out(traffic_counts)``
         Transfers per channel (:class:`~rtl.tl.layout.UpliChannel`).
@@ -60,6 +63,7 @@ class UpliGen(wiring.Component):
     wr_rsp: Out(wr_rsp_stream())
     seed: In(64)
     load: In(1)
+    cacheable: In(1)
     enable: In(1)
     idle: In(8)
     limits: In(traffic_limits)
@@ -85,7 +89,7 @@ class UpliGen(wiring.Component):
 
     def _requests(self, m, pacing):
         fire = Signal()
-        header = ReqHeader(m, self._lanes(m, "req_h", REQ_HEADER, 3, fire))
+        header = ReqHeader(m, self._lanes(m, "req_h", REQ_HEADER, 3, fire), self.cacheable)
         more = _below(self.sent[UpliChannel.REQ], self.limits.req)
         m.d.comb += fire.eq(_offer(m, self.req, self.enable & more,
                                    pacing.pause(UpliChannel.REQ)))
@@ -100,7 +104,8 @@ class UpliGen(wiring.Component):
         fire, skip, last = Signal(), Signal(), Signal()
         items = Signal(32)                      # requests passed, data or not
         k = Signal(2)
-        header = ReqHeader(m, self._lanes(m, "orig_h", REQ_HEADER, 3, skip | (fire & last)))
+        header = ReqHeader(m, self._lanes(m, "orig_h", REQ_HEADER, 3, skip | (fire & last)),
+                           self.cacheable)
         beat = ReqData(header, self._lanes(m, "orig_d", REQ_DATA, 10, fire), k)
         more = _below(items, self.limits.req)
         m.d.comb += [last.eq(beat.last),
