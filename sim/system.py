@@ -309,8 +309,8 @@ def scenarios():
     """Every scenario: ``{name: (make the component, config, toplevel, module, env)}``."""
     crc_env = {"SIM_FRAMES": os.environ.get("SIM_FRAMES", "3000"),
                "SIM_BLOCKS": os.environ.get("SIM_BLOCKS", "2000")}
-    tl_env = {"SIM_TL_ITEMS": os.environ.get("SIM_TL_ITEMS", "1500")}
-    ualink_env = {"SIM_TL_ITEMS": os.environ.get("SIM_UALINK_ITEMS", "3000"),
+    tl_env = {"SIM_TL_ITEMS": os.environ.get("SIM_TL_ITEMS", "20000")}
+    ualink_env = {"SIM_TL_ITEMS": os.environ.get("SIM_UALINK_ITEMS", "20000"),
                   "SIM_BER": os.environ.get("SIM_BER", "1e-5")}
     ethx_env = {"SIM_ETHX_ACCESSES": os.environ.get("SIM_ETHX_ACCESSES", "60"),
                 "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "500")}
