@@ -218,7 +218,7 @@ def _plot_dl(result, path):
     figure.savefig(path, dpi=120)
 
 
-#: [issue 6] The bridge sized for load: 64 reads and 64 writes in flight (more than the channel's
+#: The bridge sized for load: 64 reads and 64 writes in flight (more than the channel's
 #: bandwidth-delay product of 128-byte loads) and frames given 256 clocks to fill.
 ETHX_LOAD_CONFIG = EthxConfig(sources=4, outstanding=64, timeout=256)
 #: The bridges measured: the system test's (4 sources, 8 outstanding, aggregation timeout 64

@@ -166,17 +166,23 @@ async def hardware_exchange(dut, config, rng, count, *, period_ns, cacheable=Fal
                           traffic(dut, f"{far}_bad"))
         report["mismatches"] += sum(bad.values())
         report["lost"] += sum(sent.values()) - sum(got.values())
-        data = 64 * (sent["orig"] + sent["rd_rsp"])
-        n = int(getattr(dut, f"{end}_flits").value) - flits[end]
         report["directions"][f"{end}->{far}"] = {
-            "items": count, "transfers": sent, "data_bytes": data, "flits": n,
-            "efficiency": round(data / (64 * n), 4), "flits_per_clock": round(n / busy, 3),
-            "credits_home": credits_home(dut, end, config),
-            "error": bool(getattr(dut, f"{far}_error").value),
-        }
-        if config.cache_ways:
-            report["directions"][f"{end}->{far}"]["tx_cache"] = _cache_counts(dut, end)
+            "items": count, "transfers": sent,
+            **_direction(dut, config, end, far, 64 * (sent["orig"] + sent["rd_rsp"]),
+                         int(getattr(dut, f"{end}_flits").value) - flits[end], busy)}
     return report
+
+
+def _direction(dut, config, end, far, data, flits, busy):
+    """One direction's figures: ``data`` bytes in ``flits`` flits over ``busy`` clocks, the
+    credits and the far receiver's error, the Tx cache's counters if any."""
+    figures = {"data_bytes": data, "flits": flits, "efficiency": round(data / (64 * flits), 4),
+               "flits_per_clock": round(flits / busy, 3),
+               "credits_home": credits_home(dut, end, config),
+               "error": bool(getattr(dut, f"{far}_error").value)}
+    if config.cache_ways:
+        figures["tx_cache"] = _cache_counts(dut, end)
+    return figures
 
 
 async def exchange(dut, config, rng, count, counter, during=None, settle=None):
@@ -217,17 +223,10 @@ async def exchange(dut, config, rng, count, counter, during=None, settle=None):
         got = Counter(map(repr, requests + reads + writes))
         expected = Counter(repr(as_received(i)) for i in sent[end])
         report["mismatches"] += (got - expected).total() + (expected - got).total()
-        data = sum(payload_bytes(i) for i in sent[end])
-        flits = counter.flits[end]
         report["directions"][f"{end}->{far}"] = {
-            "items": len(sent[end]), "data_bytes": data, "flits": flits,
-            "efficiency": round(data / (64 * flits), 4),
-            "flits_per_clock": round(flits / busy, 3),
-            "credits_home": credits_home(dut, end, config),
-            "error": bool(getattr(dut, f"{far}_error").value),
-        }
-        if config.cache_ways:
-            report["directions"][f"{end}->{far}"]["tx_cache"] = _cache_counts(dut, end)
+            "items": len(sent[end]),
+            **_direction(dut, config, end, far, sum(payload_bytes(i) for i in sent[end]),
+                         counter.flits[end], busy)}
     return report
 
 

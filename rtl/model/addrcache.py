@@ -20,8 +20,8 @@ and the accelerator's Rx cache [§5.5 Figures 5-4, 5-5; §5.6.1]. The methods he
 as ``acc``; :class:`RxAddressCache` is told which field (SRCACCID or DSTACCID) to read when it
 processes decoded fields.
 
-Timing is not modelled. :meth:`TxAddressCache.request` is called in issue order and its
-decision is the one issued, so no entry can change between the decision and the issue, as
+Timing is not modelled. :meth:`TxAddressCache.request` is called in the order requests are
+sent and its decision is the one sent, so no entry can change between the decision and the send, as
 §5.6.2 and Table 5-32 require; :meth:`RxAddressCache.process` is called per control half-flit in
 arrival order. An implementation with lookup and update latency must behave as if it were the
 same.

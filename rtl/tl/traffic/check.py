@@ -10,7 +10,7 @@ from ..layout import (
 )
 from .draws import (
     CHECK_PACING, RD_DATA, RD_HEADER, REQ_DATA, REQ_HEADER, WR, Lanes, Pacing, RdData,
-    RdHeader, ReqData, ReqHeader, WrHeader, poisoned,
+    RdHeader, ReqData, ReqHeader, WrHeader, count_beats, poisoned,
 )
 
 __all__ = ["UpliCheck"]
@@ -99,7 +99,7 @@ class UpliCheck(wiring.Component):
         m.d.comb += [last.eq(beat.last), skip.eq(~header.has_data),
                      fire.eq(self._take(m, UpliChannel.ORIG, orig_data_layout, fields,
                                         header.has_data, pacing.pause(UpliChannel.ORIG)))]
-        self._beats(m, k, fire, last)
+        count_beats(m, k, self.load, fire, last)
 
     def _reads(self, m, pacing):
         fire, last = Signal(), Signal()
@@ -111,7 +111,7 @@ class UpliCheck(wiring.Component):
         m.d.comb += [last.eq(beat.last),
                      fire.eq(self._take(m, UpliChannel.RD_RSP, rd_rsp_layout, fields, 1,
                                         pacing.pause(UpliChannel.RD_RSP)))]
-        self._beats(m, k, fire, last)
+        count_beats(m, k, self.load, fire, last)
 
     def _writes(self, m, pacing):
         fire = Signal()
@@ -120,12 +120,6 @@ class UpliCheck(wiring.Component):
                   "src_acc": _compressed(header.status, header.fields["src_acc"])}
         m.d.comb += fire.eq(self._take(m, UpliChannel.WR_RSP, wr_rsp_layout, fields, 1,
                                        pacing.pause(UpliChannel.WR_RSP)))
-
-    def _beats(self, m, k, fire, last):
-        with m.If(self.load | (fire & last)):
-            m.d.sync += k.eq(0)
-        with m.Elif(fire):
-            m.d.sync += k.eq(k + 1)
 
 
 def _compressed(status, src_acc):

@@ -6,7 +6,7 @@ from amaranth import Array, C, Cat, Const, Mux, Signal
 
 from ..layout import BEAT_BYTES, ReqCmd, Status
 
-__all__ = ["Lanes", "Pacing", "ReqData", "ReqHeader", "RdData", "RdHeader", "WrHeader",
+__all__ = ["Lanes", "Pacing", "count_beats", "ReqData", "ReqHeader", "RdData", "RdHeader", "WrHeader",
            "poisoned", "splitmix64"]
 
 _MASK = (1 << 64) - 1
@@ -92,6 +92,15 @@ def _beat(lanes):
 
 def _error(misc):
     return misc[0:7] < ERROR_BELOW
+
+
+def count_beats(m, k, load, fire, last):
+    """Beat index ``k`` of the item in hand: back to 0 on ``load`` or the item's ``last``
+    beat taken (``fire``), else one up for each beat taken."""
+    with m.If(load | (fire & last)):
+        m.d.sync += k.eq(0)
+    with m.Elif(fire):
+        m.d.sync += k.eq(k + 1)
 
 
 def poisoned(data, error):

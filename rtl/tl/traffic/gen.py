@@ -10,7 +10,7 @@ from ..layout import (
 )
 from .draws import (
     GEN_PACING, RD_DATA, RD_HEADER, REQ_DATA, REQ_HEADER, WR, Lanes, Pacing, RdData,
-    RdHeader, ReqData, ReqHeader, WrHeader,
+    RdHeader, ReqData, ReqHeader, WrHeader, count_beats,
 )
 
 __all__ = ["UpliGen"]
@@ -23,6 +23,13 @@ def _offer(m, o, want, pause):
     m.d.sync += held.eq(o.valid & ~o.ready)
     m.d.comb += o.valid.eq(held | (want & ~pause))
     return o.valid & o.ready
+
+
+def _count_items(m, items, load, done):
+    with m.If(load):
+        m.d.sync += items.eq(0)
+    with m.Elif(done):
+        m.d.sync += items.eq(items + 1)
 
 
 def _below(count, limit):
@@ -114,12 +121,8 @@ class UpliGen(wiring.Component):
                                     pacing.pause(UpliChannel.ORIG)))]
         for name, value in beat.fields.items():
             m.d.comb += getattr(self.orig.payload, name).eq(value)
-        with m.If(self.load):
-            m.d.sync += [items.eq(0), k.eq(0)]
-        with m.Elif(skip | (fire & last)):
-            m.d.sync += [items.eq(items + 1), k.eq(0)]
-        with m.Elif(fire):
-            m.d.sync += k.eq(k + 1)
+        _count_items(m, items, self.load, skip | (fire & last))
+        count_beats(m, k, self.load, fire, last)
         self._count(m, UpliChannel.ORIG, fire)
         return ~more & ~self.orig.valid
 
@@ -135,12 +138,8 @@ class UpliGen(wiring.Component):
                                     pacing.pause(UpliChannel.RD_RSP)))]
         for name, value in beat.fields.items():
             m.d.comb += getattr(self.rd_rsp.payload, name).eq(value)
-        with m.If(self.load):
-            m.d.sync += [items.eq(0), k.eq(0)]
-        with m.Elif(fire & last):
-            m.d.sync += [items.eq(items + 1), k.eq(0)]
-        with m.Elif(fire):
-            m.d.sync += k.eq(k + 1)
+        _count_items(m, items, self.load, fire & last)
+        count_beats(m, k, self.load, fire, last)
         self._count(m, UpliChannel.RD_RSP, fire)
         return ~more & ~self.rd_rsp.valid
 
