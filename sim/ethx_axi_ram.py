@@ -1,5 +1,5 @@
 """A small AXI4 memory in hardware behind a bridge's memory port, for runs too long for a
-testbench that answers every beat (the lossy system's hardware traffic, :mod:`sim.ethx_long`).
+testbench that answers every beat (the ETH-X scenarios of ``make sim``, :mod:`sim.ethx_run`).
 """
 
 from amaranth import Module, Signal

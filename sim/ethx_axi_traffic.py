@@ -1,5 +1,5 @@
 """AXI4 traffic made and checked in hardware at a bridge's GPU port, for runs too long for a
-testbench that handles every beat (the lossy system's long run, :mod:`sim.ethx_long`).
+testbench that handles every beat (the ETH-X scenarios of ``make sim``, :mod:`sim.ethx_run`).
 
 Burst ``n`` (counting from 0) goes to slot ``n mod slots`` of the destination's memory, in
 round ``n // slots``. Slot ``s`` is 16 bus words at byte ``16 * bus bytes * s`` (never across

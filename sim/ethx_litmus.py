@@ -1,5 +1,5 @@
 """The release message-passing litmus on two ETH-X bridges (:class:`sim.ethx_pair_env.PairEnv`),
-for the system test and ``make sim``."""
+for the system tests (:mod:`sim.ethx_axi_litmus` is the same test in hardware)."""
 
 import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge

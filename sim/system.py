@@ -15,19 +15,16 @@ Seven scenarios:
   traffic both ways (``SIM_UALINK_ITEMS`` items each way) made and checked in hardware
   (:mod:`rtl.tl.traffic`: every transfer compared on arrival), with the TL's efficiency, the
   DL's flits, replays and bad CRCs, and TL flits per clock against what the DL carries;
-- ``ethx``: two ETH-X bridges over line-rate Ethernet channels (:mod:`sim.ethx_system`): random
-  AXI4 accesses of every burst type from four workers on each GPU at once
-  (``SIM_ETHX_ACCESSES`` each), every read and both memories checked, then the release litmus
-  and the message-passing litmus with acquire (``SIM_ETHX_ROUNDS`` rounds each), with frames,
-  wire bytes, bytes per clock and the serving sides' counters;
-- ``ethx_lossy``: the same bridges behind lossless links over error-injecting channels
-  (:mod:`sim.ethx_lossy_system`) losing ``SIM_LOSSY_FER`` (1e-3) of frames and flipping bits at
-  ``SIM_LOSSY_BER`` (1e-6) both ways: random accesses and the message-passing litmus, with the
-  channels' faults and the links' replays;
-- ``ethx_long``: the same lossy system with its AXI traffic and memories in hardware
-  (:mod:`sim.ethx_long`): bursts both ways, every one read back and checked, until the bridges
-  have received ``SIM_ETHX_LONG_FRAMES`` (100 000) frames; then both memories compared word by
-  word (``SIM_ETHX_LONG_FRAMES=1000000`` is the long run of ``rtl/ethx/link/README.md``).
+- ``ethx``: two ETH-X bridges over line-rate Ethernet channels, their AXI traffic, litmus and
+  memories in hardware (:mod:`sim.ethx_run`): bursts of every length both ways, every one read
+  back and checked, until the bridges have received ``SIM_ETHX_FRAMES`` (20 000) frames, then
+  ``SIM_ETHX_ROUNDS`` (500) rounds of the message-passing litmus with release and acquire;
+  both memories compared word by word; bytes per clock, frames and the serving sides' counters;
+- ``ethx_lossy``: the same bridges behind lossless links over error-injecting channels losing
+  ``SIM_LOSSY_FER`` (1e-3) of frames and flipping bits at ``SIM_LOSSY_BER`` (1e-6) both ways,
+  with the channels' faults and the links' replays;
+- ``ethx_long``: ``ethx_lossy`` over ``SIM_ETHX_LONG_FRAMES`` (100 000) frames
+  (``SIM_ETHX_LONG_FRAMES=1000000`` is the long run of ``rtl/ethx/link/README.md``).
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
 ``SIM_SCENARIOS=a,b`` runs only those scenarios, ``SEED=n`` reproduces a run, ``WAVES=1``
@@ -57,9 +54,7 @@ from rtl.ethx.config import EthxConfig
 from rtl.tl.layout import TlConfig
 from sim import harness, progress, toolchain
 from sim.dl_link_env import TL_PER_CLOCK
-from sim.ethx_lossy_pair import EthxLossyPair
-from sim.ethx_lossy_traffic import EthxLossyTraffic
-from sim.ethx_pair import EthxPair
+from sim.ethx_traffic_system import EthxTrafficSystem
 from sim.tl_link import TlLink
 from sim.ualink_link import UALINK_LINK, UalinkLink
 
@@ -69,12 +64,11 @@ CONFIG = CrcConfig(data_width=512, pipeline=2)
 TL_CONFIG = TlConfig()
 #: The same with address caches, 4 ways x 1024 rows, each Rx cache following its peer's Tx.
 TL_CACHE_CONFIG = TlConfig(cache_ways=4, cache_rows=1024, cache_rx_index="DSTACCID")
-#: The ETH-X bridges simulated: those of the system test (4 sources).
+#: The ETH-X bridges simulated: those of the system test (4 sources), framing Ethernet.
 ETHX_CONFIG = EthxConfig(sources=4)
-#: The lossy scenario's bridges: the link adds and checks the FCS.
-ETHX_LOSSY_CONFIG = EthxConfig(sources=4, fcs=False)
-#: The long run's bridges: those of its test (a frame as soon as no record follows).
-ETHX_LONG_CONFIG = EthxConfig(sources=4, fcs=False, timeout=0)
+#: The lossy scenarios' bridges (those of their test): the link adds and checks the FCS, a
+#: frame goes as soon as no record follows.
+ETHX_LOSSY_CONFIG = EthxConfig(sources=4, fcs=False, timeout=0)
 
 
 def _run(name, make, config, toplevel, module, env, show):
@@ -180,25 +174,30 @@ def _ualink_rows(figures):
 
 
 def _ethx_rows(figures):
-    cfg = figures["config"]
-    served = {e: s for e, s in figures["served"].items()}
-    return [
-        ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet at line rate, "
-                    f"{cfg['data_width']}-bit AXI, {cfg['outstanding']} outstanding"),
+    """The ETH-X scenarios' rows (:mod:`sim.ethx_run`)."""
+    cfg, gen, mp = figures["config"], figures["generators"], figures["litmus"]
+    wire = (f"over lossless links, FER {figures['fer']:.0e} and BER {figures['ber']:.0e} both ways"
+            if figures["links"] else "at line rate")
+    rows = [
+        ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet {wire}, "
+                    f"{cfg['data_width']}-bit AXI; bursts and litmus made and checked in "
+                    "hardware"),
         ("seed", figures["seed"]),
-        ("accesses", f"{figures['accesses']} ({figures['workers']} workers per GPU, every "
-                     f"burst type), {figures['bytes_moved']} bytes in "
-                     f"{figures['traffic_clocks']} clocks: {figures['bytes_per_clock']} B/clock"),
-        ("frames", ", ".join(f"{e}: {n}" for e, n in figures["frames"].items())
-         + f"; {figures['wire_bytes']} bytes on the wire"),
+        ("frames", f"{figures['frames']} bridge frames received in "
+                   f"{figures['traffic_clocks']} clocks of bursts"),
+        ("bursts", "; ".join(f"from {e}: {g['writes']} written, {g['checked']} read back, "
+                             f"{g['bad_data']} wrong words, {g['bad_resp']} wrong responses"
+                             for e, g in gen.items())
+                   + f"; {figures['bytes_moved']} bytes: {figures['bytes_per_clock']} B/clock"),
         ("served", "; ".join(f"{e}: {s['reads']} reads, {s['writes']} writes"
-                             for e, s in served.items())),
-        ("release litmus", f"{figures['litmus_rounds']} rounds, "
-                           f"{len(figures['litmus_stale'])} stale"),
-        ("message passing", f"{figures['message_passing']['rounds']} rounds, "
-                            f"{figures['message_passing']['reads']} acquire+read pairs, "
-                            f"{figures['message_passing']['flags_seen']} flag values seen, "
-                            f"{len(figures['message_passing']['failures'])} failures"),
+                             for e, s in figures["served"].items())),
+        ("message passing", f"{mp['rounds_done']} rounds in {mp['clocks']} clocks, "
+                            f"{mp['reads']} acquire+read pairs, {mp['flags_seen']} flag values "
+                            f"seen, {mp['stale']} stale, {mp['bad_acquire']} early reads"),
+    ]
+    if figures["links"]:
+        rows += _link_rows(figures)
+    return rows + [
         ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
                                          for e, v in figures["errors"].items())),
         ("mismatches", figures["mismatches"]),
@@ -216,48 +215,7 @@ def _link_rows(figures):
         ("links", "; ".join(f"{e}: {l['tx']['TX_OK']} sent, {l['tx']['TX_REPLAYED']} replayed "
                             f"({l['tx']['TX_REPLAY_NACK']} by NACK, {l['tx']['TX_REPLAY_TIMER']} "
                             f"by timer), {l['rx']['RX_BAD']} bad received"
-                            for e, l in figures["links"].items())),
-    ]
-
-
-def _ethx_lossy_rows(figures):
-    cfg = figures["config"]
-    mp = figures["message_passing"]
-    return [
-        ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet, lossless links, "
-                    f"FER {figures['fer']:.0e} and BER {figures['ber']:.0e} both ways"),
-        ("seed", figures["seed"]),
-        ("accesses", f"{figures['accesses']} ({figures['workers']} workers per GPU), "
-                     f"{figures['bytes_moved']} bytes in {figures['traffic_clocks']} clocks: "
-                     f"{figures['bytes_per_clock']} B/clock"),
-        *_link_rows(figures),
-        ("message passing", f"{mp['rounds']} rounds, {mp['reads']} acquire+read pairs, "
-                            f"{len(mp['failures'])} failures"),
-        ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
-                                         for e, v in figures["errors"].items())),
-        ("mismatches", figures["mismatches"]),
-        ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
-        ("wall time (with build)", f"{figures['wall_seconds']} s"),
-    ]
-
-
-def _ethx_long_rows(figures):
-    cfg, gen = figures["config"], figures["generators"]
-    return [
-        ("bridges", f"two ETH-X bridges, {cfg['eth_width']}-bit Ethernet, lossless links, "
-                    f"FER {figures['fer']:.0e} and BER {figures['ber']:.0e} both ways, AXI "
-                    "bursts made and checked in hardware"),
-        ("seed", figures["seed"]),
-        ("frames", f"{figures['frames']} bridge frames received in {figures['clocks']} clocks"),
-        ("bursts", "; ".join(f"from {e}: {g['writes']} written, {g['checked']} read back, "
-                             f"{g['bad_data']} wrong words, {g['bad_resp']} wrong responses"
-                             for e, g in gen.items())),
-        *_link_rows(figures),
-        ("drops and refusals", ", ".join(f"{e}: {v or 'none'}"
-                                         for e, v in figures["errors"].items())),
-        ("mismatches", figures["mismatches"]),
-        ("simulator speed", f"{figures['sim_cycles_per_second']} cycles/s"),
-        ("wall time (with build)", f"{figures['wall_seconds']} s"),
+                            for e, l in figures["link_counts"].items())),
     ]
 
 
@@ -279,30 +237,22 @@ def _key_ualink(f):
 
 
 def _key_ethx(f):
-    return (f"{f['bytes_per_clock']} B/clock, litmus {len(f['litmus_stale'])} stale, message "
-            f"passing {len(f['message_passing']['failures'])} failures")
-
-
-def _key_links(f):
-    links = f["links"].values()
-    return (f"{sum(x['tx']['TX_REPLAYED'] for x in links)} replayed, "
-            f"{sum(x['rx']['RX_BAD'] for x in links)} bad frames")
-
-
-def _key_lossy(f):
-    return f"{f['bytes_per_clock']} B/clock, " + _key_links(f)
-
-
-def _key_long(f):
     bad = sum(g["bad_data"] + g["bad_resp"] for g in f["generators"].values())
-    return f"{f['frames']} frames, {bad} wrong, " + _key_links(f)
+    mp = f["litmus"]
+    line = (f"{f['bytes_per_clock']} B/clock, {f['frames']} frames, {bad} wrong; litmus "
+            f"{mp['rounds_done']} rounds, {mp['stale'] + mp['bad_acquire']} failures")
+    if f["links"]:
+        links = f["link_counts"].values()
+        line += (f"; {sum(x['tx']['TX_REPLAYED'] for x in links)} replayed, "
+                 f"{sum(x['rx']['RX_BAD'] for x in links)} bad frames")
+    return line
 
 
 #: Per scenario: its figures in one line for the summary, and its rows for the full report.
 SUMMARY = {"crc": (_key_crc, _crc_rows), "tl": (_key_tl, _tl_rows),
            "tl_cache": (_key_tl, _tl_rows), "ualink": (_key_ualink, _ualink_rows),
-           "ethx": (_key_ethx, _ethx_rows), "ethx_lossy": (_key_lossy, _ethx_lossy_rows),
-           "ethx_long": (_key_long, _ethx_long_rows)}
+           "ethx": (_key_ethx, _ethx_rows), "ethx_lossy": (_key_ethx, _ethx_rows),
+           "ethx_long": (_key_ethx, _ethx_rows)}
 
 
 def scenarios():
@@ -312,12 +262,12 @@ def scenarios():
     tl_env = {"SIM_TL_ITEMS": os.environ.get("SIM_TL_ITEMS", "20000")}
     ualink_env = {"SIM_TL_ITEMS": os.environ.get("SIM_UALINK_ITEMS", "20000"),
                   "SIM_BER": os.environ.get("SIM_BER", "1e-5")}
-    ethx_env = {"SIM_ETHX_ACCESSES": os.environ.get("SIM_ETHX_ACCESSES", "60"),
-                "SIM_ETHX_ROUNDS": os.environ.get("SIM_ETHX_ROUNDS", "500")}
-    lossy_env = {"SIM_LOSSY_FER": os.environ.get("SIM_LOSSY_FER", "1e-3"),
-                 "SIM_LOSSY_BER": os.environ.get("SIM_LOSSY_BER", "1e-6")}
-    long_env = dict(lossy_env, SIM_ETHX_LONG_FRAMES=os.environ.get("SIM_ETHX_LONG_FRAMES",
-                                                                     "100000"))
+    rounds = os.environ.get("SIM_ETHX_ROUNDS", "500")
+    ethx_env = {"SIM_ETHX_FRAMES": os.environ.get("SIM_ETHX_FRAMES", "20000"),
+                "SIM_ETHX_ROUNDS": rounds}
+    lossy_env = dict(ethx_env, SIM_LOSSY_FER=os.environ.get("SIM_LOSSY_FER", "1e-3"),
+                     SIM_LOSSY_BER=os.environ.get("SIM_LOSSY_BER", "1e-6"))
+    long_env = dict(lossy_env, SIM_ETHX_FRAMES=os.environ.get("SIM_ETHX_LONG_FRAMES", "100000"))
     return {
         "crc": (lambda: Crc32(CONFIG), CONFIG, "crc32", "sim.crc_system", crc_env),
         "tl": (lambda: TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env),
@@ -325,12 +275,12 @@ def scenarios():
                      "sim.tl_system", tl_env),
         "ualink": (lambda: UalinkLink(UALINK_LINK), UALINK_LINK, "ualink_link",
                    "sim.ualink_system", ualink_env),
-        "ethx": (lambda: EthxPair(ETHX_CONFIG), ETHX_CONFIG, "ethx_pair", "sim.ethx_system",
-                 ethx_env),
-        "ethx_lossy": (lambda: EthxLossyPair(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG,
-                       "ethx_lossy_pair", "sim.ethx_lossy_system", dict(ethx_env, **lossy_env)),
-        "ethx_long": (lambda: EthxLossyTraffic(ETHX_LONG_CONFIG), ETHX_LONG_CONFIG,
-                      "ethx_lossy_traffic", "sim.ethx_long", long_env),
+        "ethx": (lambda: EthxTrafficSystem(ETHX_CONFIG), ETHX_CONFIG, "ethx_traffic_system",
+                 "sim.ethx_run", ethx_env),
+        "ethx_lossy": (lambda: EthxTrafficSystem(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG,
+                       "ethx_traffic_system", "sim.ethx_run", lossy_env),
+        "ethx_long": (lambda: EthxTrafficSystem(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG,
+                      "ethx_traffic_system", "sim.ethx_run", long_env),
     }
 
 
