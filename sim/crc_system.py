@@ -1,96 +1,93 @@
-"""cocotb side of ``make sim``: a stream of Ethernet frames and DL-sized blocks through the CRC.
-
-Frames travel with their FCS (the engine checks them, ``ok``); 640-byte blocks travel bare (the
-engine generates their CRC). Every result is compared with :func:`zlib.crc32`. The figures go to
-the JSON file named by ``SIM_REPORT``.
-"""
+"""cocotb side of ``make sim``'s ``crc`` scenario: the CRC-32 engine with its traffic made and
+checked in hardware (:class:`sim.crc_traffic.CrcTraffic`): ``SIM_CRC_ITEMS`` items of random
+Ethernet frames (each sent bare, then with the FCS the engine gave it, 2 % of those with a bit
+flipped) and 640-byte DL-flit-sized blocks. The testbench looks at the counters every
+:data:`STEP` clocks; at the end the digest of every result must equal the golden model's
+(:mod:`rtl.model.crc_traffic`, which computes every CRC with :func:`zlib.crc32`), and so must
+the counts. The figures go to the JSON file named by ``SIM_REPORT``."""
 
 import json
 import os
-import struct
+import random
 import time
-import zlib
 
 import cocotb
-from cocotb.triggers import ClockCycles
-from cocotb.utils import get_sim_time
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge
 
-from sim import progress
-from sim.crc_env import PERIOD_NS, CrcEnv
+from rtl.crc import CrcConfig
+from rtl.model import crc_traffic as model
 
-#: Bytes of a UALink DL flit, the other packet size the engine serves. [UALink 1.0 §6.3]
-DL_FLIT_BYTES = 640
-#: Ethernet frame lengths without FCS: 60..1514 bytes. [IEEE 802.3 §3.2.7, §4.4.2]
-MIN_FRAME, MAX_FRAME = 60, 1514
-#: Local Experimental EtherType 1. [IEEE 802 registry]
-ETHERTYPE = 0x88B5
+from . import progress
+from .streams import clocks, reset
 
+__all__ = ["PERIOD_NS", "STEP", "expected", "run"]
 
-def ethernet_frame(rng):
-    """A random frame (DA, SA, EtherType, payload) with its FCS appended."""
-    header = struct.pack("!6s6sH", bytes([rng.randrange(256) & 0xFE]) + rng.randbytes(5),
-                         bytes([0x02]) + rng.randbytes(5), ETHERTYPE)
-    frame = header + rng.randbytes(rng.randrange(MIN_FRAME, MAX_FRAME + 1) - len(header))
-    return frame + zlib.crc32(frame).to_bytes(4, "little")
+#: Clock period in ns; every figure is reported in cycles.
+PERIOD_NS = 2
+#: Clocks between looks at the counters.
+STEP = 5000
+_COUNTS = ("packets", "results", "oks", "malformed", "beats", "waits", "busy")
 
 
-@cocotb.test(timeout_time=100, timeout_unit="ms")
+def expected(seed, items, data_width):
+    """The model's packets and results, and the counts and digest the top must show after
+    them."""
+    sent = model.packets(seed, items, data_width)
+    results = model.results(sent)
+    return sent, results, {"packets": len(sent), "results": len(sent),
+                           "oks": sum(ok for _, ok, _ in results), "malformed": 0,
+                           "digest": model.digest(results)}
+
+
+def counts(dut):
+    return {name: int(getattr(dut, name).value) for name in (*_COUNTS, "digest")}
+
+
+async def run(dut, seed, items, *, watch=True):
+    """Reset, load ``seed``, send ``items`` items; until ``done`` (or 1000 clocks an item);
+    the clock must run. Returns the clocks it took."""
+    dut.enable.value, dut.load.value = 0, 0
+    await reset(dut)
+    dut.seed.value, dut.items.value, dut.load.value = seed, items, 1
+    await RisingEdge(dut.clk)
+    dut.load.value, dut.enable.value = 0, 1
+    if watch:
+        progress.watch(dut, items, lambda: int(dut.results.value), every=STEP,
+                       period_ns=PERIOD_NS)
+    taken = 0
+    while not int(dut.done.value) and taken < 1000 * items + 10_000:
+        await clocks(dut.clk, STEP, PERIOD_NS)
+        taken += STEP
+    return taken
+
+
+@cocotb.test(timeout_time=100_000, timeout_unit="sec")
 async def system(dut):
-    env = CrcEnv(dut)
-    config, rng, source, sink = env.config, env.rng, env.source, env.sink
-    frames, blocks = int(os.environ["SIM_FRAMES"]), int(os.environ["SIM_BLOCKS"])
-    corrupt = float(os.environ.get("SIM_CORRUPT", "0.02"))
-    await env.reset()
-
-    kinds = ["frame"] * frames + ["block"] * blocks
-    rng.shuffle(kinds)
-    expected, total_bytes, corrupted = [], 0, 0
-    for kind in kinds:
-        if kind == "frame":
-            packet = ethernet_frame(rng)
-            if rng.random() < corrupt:
-                damaged = bytearray(packet)
-                damaged[rng.randrange(len(packet))] ^= 1 << rng.randrange(8)
-                packet, corrupted = bytes(damaged), corrupted + 1
-            good = zlib.crc32(packet[:-4]).to_bytes(4, "little") == packet[-4:]
-        else:
-            packet, good = rng.randbytes(DL_FLIT_BYTES), None
-        env.send_packet(packet)
-        expected.append((kind, zlib.crc32(packet), good))
-        total_bytes += len(packet)
-
-    start, wall = get_sim_time("ns"), time.monotonic()
-    mismatches, rejected = 0, 0
-    received = progress.Counter()
-    progress.watch(dut, len(expected), received, lambda: mismatches)
-    for index, (kind, crc, good) in enumerate(expected):
-        result = await sink.recv()
-        received.done += 1
-        wrong = int(result.crc) != crc or int(result.malformed)
-        if good is not None:
-            wrong |= bool(result.ok) != good
-            rejected += not result.ok
-        if wrong:
-            mismatches += 1
-            dut._log.error("%s %d: crc %#010x ok %d, expected %#010x ok %s",
-                           kind, index, int(result.crc), int(result.ok), crc, good)
-    cycles = int(get_sim_time("ns") - start) // PERIOD_NS
-    wall = time.monotonic() - wall
-    await ClockCycles(dut.clk, 4 * config.latency)
-    leftover = (not source.empty()) or (not sink.empty()) or bool(dut.o__valid.value)
-
+    config = CrcConfig.from_env()
+    seed = random.Random(cocotb.RANDOM_SEED).getrandbits(64)
+    items = int(os.environ["SIM_CRC_ITEMS"])
+    sent, results, want = expected(seed, items, config.data_width)
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()
+    started = time.monotonic()
+    clocks_run = await run(dut, seed, items)
+    wall = time.monotonic() - started
+    got = counts(dut)
+    frames = [ok for (kind, _), (_, ok, _) in zip(sent, results) if kind == "B"]
+    cycles, total = got["busy"], sum(len(p) for _, p in sent)
     report = {
-        "config": json.loads(config.to_json()),
-        "seed": int(os.environ["COCOTB_RANDOM_SEED"]),
-        "frames": frames, "blocks": blocks, "corrupted": corrupted, "rejected": rejected,
-        "bytes": total_bytes, "cycles": cycles,
-        "bytes_per_cycle": round(total_bytes / cycles, 3),
+        "config": json.loads(config.to_json()), "seed": cocotb.RANDOM_SEED,
+        "items": items, "frames": len(frames), "corrupted": frames.count(False),
+        "rejected": len(frames) - got["oks"],
+        "blocks": sum(kind == "block" for kind, _ in sent), "packets": got["packets"],
+        "bytes": total, "cycles": cycles, "waits": got["waits"],
+        "bytes_per_cycle": round(total / cycles, 3),
         "peak_bytes_per_cycle": config.bytes_per_beat,
-        "mismatches": mismatches, "leftover": leftover,
-        "sim_cycles_per_second": round(cycles / wall),
+        "digest": f"{got['digest']:#018x}", "expected_digest": f"{want['digest']:#018x}",
+        "mismatches": sum(got[k] != want[k] for k in want),
+        "sim_cycles_per_second": round(clocks_run / wall),
     }
     with open(os.environ["SIM_REPORT"], "w") as f:
         json.dump(report, f, indent=2)
-    assert mismatches == 0, f"{mismatches} mismatches"
-    assert rejected == corrupted, f"{rejected} frames rejected, {corrupted} corrupted"
-    assert not leftover, "beats or results left over"
+    assert int(dut.done.value), f"not done: {got}"
+    assert report["mismatches"] == 0, f"got {got}, expected {want}"

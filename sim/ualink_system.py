@@ -63,11 +63,12 @@ async def run(dut, count, *, delay=DELAY, replay_limit=REPLAY_LIMIT, during=None
     return report
 
 
-async def run_traffic(dut, count, *, ber, delay=DELAY, replay_limit=REPLAY_LIMIT):
+async def run_traffic(dut, count, *, ber, delay=DELAY, replay_limit=REPLAY_LIMIT,
+                      during=None):
     """Bring the link up with the traffic in hardware, send ``count`` items each way at bit
-    error rate ``ber`` until every transfer has been checked, stop the errors and settle;
-    returns the report (:func:`sim.tl_system.hardware_exchange`'s, and the DL counters'
-    changes)."""
+    error rate ``ber`` (``during``, a coroutine, alongside from the start; awaited before the
+    errors stop) until every transfer has been checked, stop the errors and settle; returns
+    the report (:func:`sim.tl_system.hardware_exchange`'s, and the DL counters' changes)."""
     config = UalinkLinkConfig.from_env()
     rng = random.Random(cocotb.RANDOM_SEED)
     dut.traffic.value = 1
@@ -76,12 +77,21 @@ async def run_traffic(dut, count, *, ber, delay=DELAY, replay_limit=REPLAY_LIMIT
                 replay_limit=replay_limit)
     before = dl_counts(dut)
 
+    alongside = []
+
     async def errors():
         dut.link_enable.value = 1
         dut.ber_threshold.value = ber_threshold(ber)
+        if during is not None:
+            alongside.append(cocotb.start_soon(during))
+
+    async def finish():
+        for task in alongside:
+            await task
+        await settle(dut, config)
 
     report = await hardware_exchange(dut, config, rng, count, period_ns=PERIOD_NS,
-                                     during=errors, settle=lambda: settle(dut, config))
+                                     during=errors, settle=finish)
     after = dl_counts(dut)
     report["dl"] = {k: after[k] - before[k] for k in after if "unacked" not in k}
     report["dl"].update({f"{end}_tx_peak": after[f"{end}_tx_peak"] for end in "ab"})

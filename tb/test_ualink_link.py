@@ -1,7 +1,8 @@
 """Two full UALink ends, TL and DL, over the error-injecting links (``sim/ualink_link.py``),
 random UPLI traffic both ways (every command class, 4-256 bytes, every response status, idle
-cycles and backpressure): every request, response and data beat arrives once, intact and in
-the order the TL keeps, whatever the link does.
+cycles and backpressure), from Python against the TL model and made and checked in hardware
+(``rtl/tl/traffic``): every request, response and data beat
+arrives once, intact and in the order the TL keeps, whatever the link does.
 
 While the traffic flows, the error links go through bit errors at BER 1e-6, 1e-5 and 1e-4,
 error bursts (which take Acks and Replay Requests with them), lone dropped flits, and a retrain
@@ -35,8 +36,8 @@ ITEMS = 6000
 DELAY, REPLAY_LIMIT = 200, 72
 
 
-@cocotb.test(timeout_time=1000, timeout_unit="ms")
-async def link_errors(dut):
+def _phases(dut):
+    """The error phases of :data:`PHASES`, then a retrain of both ends."""
     async def phases():
         for name, controls, clocks in PHASES:
             for control, value in controls.items():
@@ -48,9 +49,11 @@ async def link_errors(dut):
         await ClockCycles(dut.clk, 200)
         dut.retrain.value = 0
         await up(dut)
+    return phases()
 
-    report = await run(dut, ITEMS, delay=DELAY, replay_limit=REPLAY_LIMIT, during=phases())
-    dut._log.info("report %s", report)
+
+def _check_errors_met(report):
+    """The phases happened in traffic, and did what they are for."""
     check(report)
     dl = report["dl"]
     assert report["cycles"] > sum(clocks for *_, clocks in PHASES), "traffic ended too soon"
@@ -58,6 +61,25 @@ async def link_errors(dut):
     assert dl["a_tx_peak"] == UALINK_LINK.replay_depth, "TxReplay never full"
     assert min(dl[f"{end}_tx_replayed"] for end in "ab") > 0
     assert min(dl[f"{end}_rx_bad_crc"] for end in "ab") > 0
+
+
+@cocotb.test(timeout_time=1000, timeout_unit="ms")
+async def link_errors(dut):
+    """The phases with random UPLI traffic from Python, checked against the TL model."""
+    report = await run(dut, ITEMS, delay=DELAY, replay_limit=REPLAY_LIMIT, during=_phases(dut))
+    dut._log.info("report %s", report)
+    _check_errors_met(report)
+
+
+@cocotb.test(timeout_time=1000, timeout_unit="ms")
+async def link_errors_in_hardware(dut):
+    """The phases with the traffic made and checked in hardware (every command class, every
+    response status, idle clocks and backpressure: rtl/tl/traffic/README.md)."""
+    report = await run_traffic(dut, ITEMS, ber=0, delay=DELAY, replay_limit=REPLAY_LIMIT,
+                               during=_phases(dut))
+    dut._log.info("report %s", report)
+    _check_errors_met(report)
+    assert report["lost"] == 0
 
 
 @cocotb.test(timeout_time=1000, timeout_unit="ms")
@@ -73,7 +95,8 @@ async def traffic_in_hardware(dut):
         assert d["transfers"]["req"] == 2000 and d["transfers"]["wr_rsp"] == 800
 
 
-@pytest.mark.parametrize("testcase", ["link_errors", "traffic_in_hardware"])
+@pytest.mark.parametrize("testcase", ["link_errors", "link_errors_in_hardware",
+                                      "traffic_in_hardware"])
 def test_ualink_link(testcase):
     harness.run(UalinkLink(UALINK_LINK), UALINK_LINK, toplevel="ualink_link",
                 test_module="tb.test_ualink_link", testcase=testcase)
