@@ -26,7 +26,7 @@ __all__ = ["PERIOD_NS", "STEP", "expected", "run"]
 #: Clock period in ns; every figure is reported in cycles.
 PERIOD_NS = 2
 #: Clocks between looks at the counters.
-STEP = 5000
+STEP = 20_000
 _COUNTS = ("packets", "results", "oks", "malformed", "beats", "waits", "busy")
 
 

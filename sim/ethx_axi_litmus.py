@@ -26,10 +26,10 @@ from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import axi4_signature, user_layout
 from rtl.model.ethx import Burst
 
-__all__ = ["AxiLitmus", "FLAG_AT", "DATA_AT", "MP_WORDS", "mp_word", "select_manager"]
+__all__ = ["AxiLitmus", "DATA_OFFSET", "MP_WORDS", "mp_word", "select_manager"]
 
-#: Byte addresses of the flag and the data in the far memory (different 4 KB pages).
-FLAG_AT, DATA_AT = 0x2000, 0x3000
+#: Bytes from the flag to the data in the far memory: another 4 KB page.
+DATA_OFFSET = 0x1000
 #: 8-byte words of the data, and bytes of each data burst.
 MP_WORDS, BURST_BYTES = 32, 64
 #: The producer's AWIDs (data bursts round-robin over the first three, the flag the last) and
@@ -47,8 +47,9 @@ def mp_word(rnd, k):
 
 
 class AxiLitmus(ConfiguredComponent):
-    """Message passing with release and acquire to node ``dst`` on VC ``vc``: rounds 1 to
-    ``rounds`` from the moment ``enable`` rises (``rounds`` sampled then), until ``done``.
+    """Message passing with release and acquire to node ``dst`` on VC ``vc``, the flag at byte
+    ``flag_at`` (4 KB aligned) and the data :data:`DATA_OFFSET` above: rounds 1 to ``rounds``
+    from the moment ``enable`` rises (``rounds`` sampled then), until ``done``.
 
     Counters (32 bits): ``rounds_done`` rounds whose five Bs are back; ``reads`` read pairs
     back; ``flags_seen`` read pairs whose flag differs from the previous pair's; ``stale``
@@ -63,10 +64,14 @@ class AxiLitmus(ConfiguredComponent):
 
     config_class = EthxConfig
 
-    def __init__(self, config, dst, vc):
+    def __init__(self, config, dst, vc, flag_at):
         if config.data_width > 8 * BURST_BYTES:
             raise ValueError(f"AxiLitmus: the bus must be at most {8 * BURST_BYTES} bits wide")
-        self.dst, self.vc = dst, vc
+        if config.id_width < READ_ID.bit_length():
+            raise ValueError(f"AxiLitmus: AXI IDs of {READ_ID.bit_length()} bits or more needed")
+        if flag_at % 4096 or flag_at + DATA_OFFSET + 8 * MP_WORDS > 1 << config.addr_width:
+            raise ValueError(f"AxiLitmus: flag_at must be 4 KB aligned, not {flag_at:#x}")
+        self.dst, self.vc, self.flag_at = dst, vc, flag_at
         super().__init__(config, lambda c: {
             "axi": Out(axi4_signature(c.addr_width, c.data_width, c.id_width,
                                       user_layout(c).size)),
@@ -83,6 +88,11 @@ class AxiLitmus(ConfiguredComponent):
         plain = layout.const({"node": self.dst, "vc": self.vc, "order": 0}).as_bits()
         ordered = layout.const({"node": self.dst, "vc": self.vc, "order": 1}).as_bits()
         return Mux(self.relaxed, plain, ordered) if order else plain
+
+    @property
+    def data_at(self):
+        """Byte address of the data."""
+        return self.flag_at + DATA_OFFSET
 
     @property
     def _burst_beats(self):
@@ -118,7 +128,7 @@ class AxiLitmus(ConfiguredComponent):
         flag = aws == _BURSTS
         m.d.comb += [
             axi.awvalid.eq(sending & (aws <= _BURSTS)),
-            axi.awaddr.eq(Mux(flag, FLAG_AT, DATA_AT + BURST_BYTES * aws)),
+            axi.awaddr.eq(Mux(flag, self.flag_at, self.data_at + BURST_BYTES * aws)),
             axi.awid.eq(Mux(flag, FLAG_ID, aws % DATA_IDS)),
             axi.awlen.eq(Mux(flag, 0, beats - 1)),
             axi.awuser.eq(Mux(flag, self._user(1), self._user(0))),
@@ -128,8 +138,9 @@ class AxiLitmus(ConfiguredComponent):
         # W: the bursts whose AW has gone, in order.
         w_flag = ws == _BURSTS
         lanes = self.config.bus_words
-        first = Cat(Const(0, (lanes - 1).bit_length()), beat, ws[:2]) if beats > 1 else \
-            Cat(Const(0, (lanes - 1).bit_length()), ws[:2])
+        burst = ws[:(_BURSTS - 1).bit_length()]
+        first = Cat(Const(0, (lanes - 1).bit_length()), beat, burst) if beats > 1 else \
+            Cat(Const(0, (lanes - 1).bit_length()), burst)
         m.d.comb += [
             axi.wvalid.eq(sending & (ws < aws)),
             axi.wdata.eq(Mux(w_flag, rnd, Cat(*(Cat(rnd, (first + lane)[:32])
@@ -164,10 +175,13 @@ class AxiLitmus(ConfiguredComponent):
         oldest = Signal(32, init=-1)        # the oldest round among this pair's data words
         beat = Signal(range(data_beats))
         acquired, far = Signal(_COUNT_BITS), Signal(_COUNT_BITS)
-        reading = asked != 0
+        offered = Signal()                  # the flag's AR shown and not yet taken
+        reading = (asked != 0) | offered
+        with m.If(axi.arvalid):
+            m.d.sync += offered.eq(~axi.arready & (asked == 0))
         m.d.comb += [
             axi.arvalid.eq((reading | writing) & (asked < 2)),
-            axi.araddr.eq(Mux(asked == 0, FLAG_AT, DATA_AT)),
+            axi.araddr.eq(Mux(asked == 0, self.flag_at, self.data_at)),
             axi.arid.eq(Mux(asked == 0, ACQUIRE_ID, READ_ID)),
             axi.arlen.eq(Mux(asked == 0, 0, data_beats - 1)),
             axi.aruser.eq(Mux(asked == 0, self._user(1), self._user(0))),

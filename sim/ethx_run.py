@@ -18,12 +18,12 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from rtl.ethx.layout import AggregateCount, CompleterCount, DeframerCount
 
 from . import progress
-from .ethx_axi_litmus import DATA_AT, FLAG_AT, MP_WORDS, mp_word
+from .ethx_axi_litmus import DATA_OFFSET, MP_WORDS, mp_word
 from .ethx_axi_traffic import SLOT_BEATS, burst_beats, word
 from .ethx_env import CLOCK_NS, cycle
 from .ethx_lossy_env import LossyEnv
 from .ethx_pair import NODES, other
-from .ethx_traffic_system import RAM_WORDS_LOG2, SLOTS_LOG2
+from .ethx_traffic_system import RAM_WORDS_LOG2, SLOTS_LOG2, litmus_flag_at
 from .streams import clocks
 
 __all__ = ["TrafficEnv", "expected_memory"]
@@ -41,29 +41,32 @@ LITMUS_COUNTS = ("rounds_done", "reads", "flags_seen", "stale", "bad_index", "ba
 STEP = 20_000
 
 
-def expected_memory(bursts, lanes, litmus=None):
-    """The memory's bus words after bursts ``0 .. bursts - 1`` of one generator: each slot
-    its last round's words over its burst's length; with ``litmus`` the last litmus round
-    (0: round 0's data, the flag 0), its flag and data; zero elsewhere."""
-    slots = 1 << SLOTS_LOG2
+def expected_memory(bursts, config, litmus=None):
+    """The memory's bus words after bursts ``0 .. bursts - 1`` of one generator (bridges of
+    ``config``): each slot its last round's words over its burst's length; with ``litmus``
+    the last litmus round (0: round 0's data, the flag 0), its flag and data; zero
+    elsewhere."""
+    slots, lanes = 1 << SLOTS_LOG2, config.bus_words
     memory = [0] * (1 << RAM_WORDS_LOG2)
-    if litmus is not None:
-        for row, value in litmus_rows(litmus, lanes).items():
-            memory[row] = value
     for slot in range(min(slots, bursts)):
         rnd = (bursts - 1 - slot) // slots
         for beat in range(burst_beats(slot)):
             row = slot * SLOT_BEATS + beat
             memory[row] = sum(word(row * lanes + lane, rnd) << (64 * lane)
                               for lane in range(lanes))
+    if litmus is not None:
+        for row, value in litmus_rows(litmus, config).items():
+            memory[row] = value
     return memory
 
 
-def litmus_rows(rnd, lanes):
-    """The memory's bus words of the litmus after round ``rnd``: its data and its flag."""
-    rows = {FLAG_AT // (8 * lanes): rnd}
+def litmus_rows(rnd, config):
+    """The memory's bus words of the litmus after round ``rnd`` (bridges of ``config``): its
+    data and its flag."""
+    lanes, flag_at = config.bus_words, litmus_flag_at(config)
+    rows = {flag_at // (8 * lanes): rnd}
     for k in range(0, MP_WORDS, lanes):
-        rows[DATA_AT // (8 * lanes) + k // lanes] = sum(
+        rows[(flag_at + DATA_OFFSET) // (8 * lanes) + k // lanes] = sum(
             mp_word(rnd, k + lane) << (64 * lane) for lane in range(lanes))
     return rows
 
@@ -148,7 +151,7 @@ class TrafficEnv(LossyEnv):
     async def start_litmus(self, rounds):
         """Round 0's data and flag into b's memory, a's GPU port lent to the litmus for
         ``rounds`` rounds."""
-        for row, value in litmus_rows(0, self.config.bus_words).items():
+        for row, value in litmus_rows(0, self.config).items():
             self.set("b", ram_poke=1, ram_poke_addr=row, ram_poke_data=value)
             await RisingEdge(self.dut.clk)
         self.set("b", ram_poke=0)
@@ -169,7 +172,7 @@ class TrafficEnv(LossyEnv):
         """The rows of ``end``'s memory (read through its peek port) that differ from
         :func:`expected_memory` after the far generator's bursts (and on b, the litmus's
         rounds), with both values."""
-        want = expected_memory(self.get(other(end), "gen_writes"), self.config.bus_words,
+        want = expected_memory(self.get(other(end), "gen_writes"), self.config,
                                self.litmus_rounds if end == "b" else None)
         wrong = []
         for row, value in enumerate(want):
@@ -202,6 +205,7 @@ class TrafficEnv(LossyEnv):
             litmus = self.litmus()
             assert litmus["rounds_done"] == self.litmus_rounds, litmus
             assert litmus["reads"] > 0 and self.get("a", "litmus_done"), litmus
+            assert litmus["flags_seen"] > 1 or self.litmus_rounds < 2, litmus
             assert not any(litmus[k] for k in ("stale", "bad_index", "bad_acquire",
                                                "bad_resp")), litmus
         await self.drain()
@@ -212,8 +216,10 @@ class TrafficEnv(LossyEnv):
 async def system(dut):
     tb = TrafficEnv(dut)
     await tb.reset()
-    if FER or BER:
+    if tb.links:
         tb.lossy_both(fer=FER, ber=BER)
+    else:
+        assert not (FER or BER), "frames lost without links are lost for good"
     progress.watch(dut, FRAMES + ROUNDS,
                    lambda: min(tb.frames(), FRAMES) + tb.litmus()["rounds_done"],
                    tb.bad, every=STEP, period_ns=CLOCK_NS)

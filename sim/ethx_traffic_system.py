@@ -19,14 +19,14 @@ from rtl.config import ConfiguredComponent
 from rtl.ethx.config import EthxConfig
 
 from .boundary import register_boundary
-from .ethx_axi_litmus import DATA_AT, MP_WORDS, AxiLitmus, select_manager
+from .ethx_axi_litmus import MP_WORDS, AxiLitmus, select_manager
 from .ethx_axi_ram import AxiRam
 from .ethx_axi_traffic import SLOT_BEATS, AxiTraffic
 from .ethx_lossy_pair import EthxLossyPair
 from .ethx_pair import NODES, other, pass_ports, port_members
 from .ethx_wire_pair import EthxWirePair
 
-__all__ = ["RAM_WORDS_LOG2", "SLOTS_LOG2", "EthxTrafficSystem"]
+__all__ = ["RAM_WORDS_LOG2", "SLOTS_LOG2", "EthxTrafficSystem", "litmus_flag_at"]
 
 #: Slots of each generator's region: 64 bursts in flight at most.
 SLOTS_LOG2 = 6
@@ -48,8 +48,13 @@ def _traffic(config, end):
     return AxiTraffic(config, NODES[other(end)], list(NODES).index(end), SLOTS_LOG2)
 
 
+def litmus_flag_at(config):
+    """Byte address of the litmus's flag: just above the generators' region."""
+    return 1 << (SLOTS_LOG2 + (SLOT_BEATS - 1).bit_length() + config.bus_size)
+
+
 def _litmus(config):
-    return AxiLitmus(config, NODES["b"], 0)
+    return AxiLitmus(config, NODES["b"], 0, litmus_flag_at(config))
 
 
 def _members(config):
@@ -102,6 +107,6 @@ class _System(ConfiguredComponent):
         pass_ports(m, self, "a_litmus", litmus, _LITMUS_INTERNAL)
         select_manager(m, self.a_select, gens["a"].axi, litmus.axi, pair.a_s_axi)
         far = pair.b_m_axi
-        m.d.comb += litmus.far_ar.eq(far.arvalid & far.arready & (far.araddr >= DATA_AT)
-                                     & (far.araddr < DATA_AT + 8 * MP_WORDS))
+        m.d.comb += litmus.far_ar.eq(far.arvalid & far.arready & (far.araddr >= litmus.data_at)
+                                     & (far.araddr < litmus.data_at + 8 * MP_WORDS))
         return m

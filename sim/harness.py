@@ -289,6 +289,23 @@ def _failed_tests(results):
             if case.find("failure") is not None or case.find("error") is not None]
 
 
+@contextmanager
+def _environment(env):
+    """``os.environ`` with ``env``'s values for the while: cocotb's runner lays the process's
+    environment over the one it is given, so that a variable the shell exports would win
+    over the run's own."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run(component, config, *, toplevel, test_module, testcase=None, run_name=None,
         extra_env=None, seed_value=None, log=None, quiet=False, internal=()):
     """Build and run the cocotb ``test_module`` (optionally one ``testcase``) on ``component``.
@@ -313,10 +330,11 @@ def run(component, config, *, toplevel, test_module, testcase=None, run_name=Non
     env = {CONFIG_ENV: config.to_json(), "PYTHONWARNINGS": _QUIET, **(extra_env or {})}
     failure = None
     try:
-        get_runner("verilator").test(
-            test_module=test_module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
-            testcase=testcase, seed=seed_value, extra_env=env, waves=waves,
-            build_dir=folder, test_dir=run_dir, results_xml=str(results), log_file=log)
+        with _environment(env):
+            get_runner("verilator").test(
+                test_module=test_module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
+                testcase=testcase, seed=seed_value, extra_env=env, waves=waves,
+                build_dir=folder, test_dir=run_dir, results_xml=str(results), log_file=log)
     except (SystemExit, RuntimeError) as exc:     # a failing test, or a crashed simulator
         failure = f"simulator stopped: {exc}"
     if results.exists():

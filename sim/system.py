@@ -267,7 +267,7 @@ def scenarios():
                   "SIM_BER": os.environ.get("SIM_BER", "1e-5")}
     rounds = os.environ.get("SIM_ETHX_ROUNDS", "500")
     ethx_env = {"SIM_ETHX_FRAMES": os.environ.get("SIM_ETHX_FRAMES", "20000"),
-                "SIM_ETHX_ROUNDS": rounds}
+                "SIM_ETHX_ROUNDS": rounds, "SIM_LOSSY_FER": "0", "SIM_LOSSY_BER": "0"}
     lossy_env = dict(ethx_env, SIM_LOSSY_FER=os.environ.get("SIM_LOSSY_FER", "1e-3"),
                      SIM_LOSSY_BER=os.environ.get("SIM_LOSSY_BER", "1e-6"))
     long_env = dict(lossy_env, SIM_ETHX_FRAMES=os.environ.get("SIM_ETHX_LONG_FRAMES", "100000"))

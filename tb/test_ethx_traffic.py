@@ -12,10 +12,10 @@ from rtl.ethx.config import EthxConfig
 from sim import harness
 import pytest
 
-from sim.ethx_axi_litmus import DATA_AT
+from sim.ethx_axi_litmus import DATA_OFFSET, mp_word
 from sim.ethx_pair import NODES
 from sim.ethx_run import TrafficEnv
-from sim.ethx_traffic_system import RAM_WORDS_LOG2, EthxTrafficSystem
+from sim.ethx_traffic_system import RAM_WORDS_LOG2, EthxTrafficSystem, litmus_flag_at
 
 #: Frames the bridges receive in the traffic runs, and litmus rounds after them.
 FRAMES, ROUNDS = 20_000, 100
@@ -43,8 +43,9 @@ async def hardware_traffic(dut):
 @cocotb.test(timeout_time=500, timeout_unit="ms")
 async def litmus_failures_are_seen(dut):
     """The litmus's checks fail when they should: without the release and acquire bits the
-    data read passes the flag's (bad acquire) and sees old data (stale); a data word
-    overwritten behind the bridge is out of place (bad index)."""
+    data read passes the flag's (bad acquire); a data word set back to round 0 behind the
+    bridge is stale; one with another word's index (and the newest round) is out of place
+    (bad index)."""
     tb = TrafficEnv(dut)
     await tb.reset()
     tb.set("a", litmus_relaxed=1)
@@ -54,17 +55,27 @@ async def litmus_failures_are_seen(dut):
     dut._log.info("relaxed: %s", litmus)
     assert litmus["bad_acquire"] > 0 and litmus["bad_index"] == 0, litmus
     tb.set("a", select=0, litmus_enable=0, litmus_relaxed=0)
-    await tb.reset()
-    await tb.start_litmus(1000)
-    await ClockCycles(dut.clk, 2000)
-    assert not tb.bad(), tb.litmus()
-    row = DATA_AT // (tb.config.data_width // 8) + 3
-    for _ in range(2000):
-        await ClockCycles(dut.clk, tb.rng.randrange(1, 40))
-        await _poke(tb, row)
-        if tb.litmus()["bad_index"]:
-            break
-    assert tb.litmus()["bad_index"] > 0, tb.litmus()
+    lanes = tb.config.bus_words
+    row = (litmus_flag_at(tb.config) + DATA_OFFSET) // (8 * lanes) + 1   # the data's words
+    wrong = {"stale": [mp_word(0, lanes + lane) for lane in range(lanes)],
+             "bad_index": [mp_word(2**32 - 1, 3 * lanes + lane) for lane in range(lanes)]}
+    for kind, words in wrong.items():
+        await tb.reset()
+        await tb.start_litmus(1000)
+        while tb.litmus()["flags_seen"] < 2:
+            await ClockCycles(dut.clk, 100)
+        assert not tb.bad(), tb.litmus()
+        value = sum(w << (64 * lane) for lane, w in enumerate(words))
+        for _ in range(2000):
+            await ClockCycles(dut.clk, tb.rng.randrange(1, 40))
+            await _poke(tb, row, value)
+            if tb.litmus()[kind]:
+                break
+        litmus = tb.litmus()
+        dut._log.info("%s: %s", kind, litmus)
+        assert litmus[kind] > 0, litmus
+        assert litmus["stale" if kind == "bad_index" else "bad_index"] == 0, litmus
+        tb.set("a", select=0, litmus_enable=0)
 
 
 async def _wait_done(tb):
@@ -98,10 +109,11 @@ async def corruption_is_seen(dut):
     assert tb.get("a", "gen_bad_data") > 0
 
 
-async def _poke(tb, row):
-    """Row ``row`` of b's memory overwritten with a random word, behind the bridge."""
+async def _poke(tb, row, value=None):
+    """Row ``row`` of b's memory overwritten with ``value`` (a random word by default),
+    behind the bridge."""
     tb.set("b", ram_poke=1, ram_poke_addr=row,
-           ram_poke_data=tb.rng.getrandbits(tb.config.data_width))
+           ram_poke_data=tb.rng.getrandbits(tb.config.data_width) if value is None else value)
     await RisingEdge(tb.dut.clk)
     tb.set("b", ram_poke=0)
 

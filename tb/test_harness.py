@@ -3,6 +3,7 @@ caches builds, shares Verilator's runtime objects; ``make sim``'s scenario names
 file."""
 
 import dataclasses
+import os
 
 import pytest
 from amaranth import Module, Signal
@@ -112,3 +113,13 @@ def test_progress_file(tmp_path):
     progress._write(path, {"done": 3, "total": 9})
     assert progress.read(path) == {"done": 3, "total": 9}
     assert not path.with_name("progress.json.part").exists()
+
+
+def test_run_environment_wins(monkeypatch):
+    """A run's own variables win over those the shell exports (cocotb's runner lays the
+    process's environment over the run's), and the process's come back after it."""
+    monkeypatch.setenv("SIM_ETHX_FRAMES", "5000")
+    monkeypatch.delenv("SIM_ONLY_HERE", raising=False)
+    with harness._environment({"SIM_ETHX_FRAMES": "1000000", "SIM_ONLY_HERE": "1"}):
+        assert os.environ["SIM_ETHX_FRAMES"] == "1000000" and os.environ["SIM_ONLY_HERE"] == "1"
+    assert os.environ["SIM_ETHX_FRAMES"] == "5000" and "SIM_ONLY_HERE" not in os.environ
