@@ -10,7 +10,7 @@ from cocotb.triggers import ClockCycles, RisingEdge
 
 from rtl.model.tl import credit_table
 from rtl.tl.layout import TlConfig
-from sim import harness
+from sim import harness, toolchain
 from sim.streams import random_pauses, reset
 from sim.tl_env import PERIOD_NS, UpliItemSource, config_credits, credit_table_of
 from sim.tl_link import TlLink
@@ -73,4 +73,7 @@ CONFIGS = [TlConfig(rx_req=4, rx_rsp=8, rx_req_data=8, rx_rsp_data=8)]
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
 def test_tl_link(config):
-    harness.run(TlLink(config), config, toplevel="tl_link", test_module="tb.test_tl_link")
+    link = TlLink(config)
+    # Bound by the Python traffic, not the model: the usual level builds in half the time.
+    link.OPT_FAST = toolchain.OPT_FAST
+    harness.run(link, config, toplevel="tl_link", test_module="tb.test_tl_link")
