@@ -225,7 +225,7 @@ ETHX_LOAD_CONFIG = EthxConfig(sources=4, outstanding=64, timeout=256)
 #: clocks), the one sized for load, and one sending each frame as soon as its records stop
 #: coming (the latency floor).
 ETHX_CONFIGS = (EthxConfig(sources=4), ETHX_LOAD_CONFIG, EthxConfig(sources=4, timeout=0))
-#: [issue 6] 128-byte loads under load, on the full wire, with :data:`ETHX_LOAD_CONFIG`.
+#: The efficiency target of 128-byte loads under load on the full wire (:data:`ETHX_LOAD_CONFIG`).
 ETHX_LOAD_TARGET = 0.85
 
 

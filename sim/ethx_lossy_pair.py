@@ -17,7 +17,7 @@ from rtl.ethx.link.config import LinkConfig
 from rtl.ethx.link.link import EthxLink
 
 from . import ethx_link_pair
-from .ethx_pair import NODES, pair_windows, pass_ports, port_members
+from .ethx_pair import NODES, add_bridges, pass_ports, port_members
 
 __all__ = ["EthxLossyPair", "channel_config", "link_config"]
 
@@ -66,15 +66,11 @@ class EthxLossyPair(ConfiguredComponent):
     def elaborate(self, platform):
         cfg = self.config
         m = Module()
-        windows = pair_windows(cfg)
-        bridges, links, wires = {}, {}, {}
+        bridges, links, wires = add_bridges(m, self, _BRIDGE_INTERNAL), {}, {}
         for end, node in NODES.items():
-            m.submodules[end] = bridges[end] = EthxBridge(cfg)
             m.submodules[f"{end}_link"] = links[end] = EthxLink(link_config(cfg))
             m.submodules[f"{end}_wire"] = wires[end] = EthxChannel(channel_config(cfg))
-            m.d.comb += [bridges[end].node.eq(node), bridges[end].windows.eq(windows),
-                         links[end].node.eq(node)]
-            pass_ports(m, self, end, bridges[end], _BRIDGE_INTERNAL)
+            m.d.comb += links[end].node.eq(node)
             pass_ports(m, self, f"{end}_link", links[end], _LINK_INTERNAL)
             pass_ports(m, self, f"{end}_wire", wires[end], _CHANNEL_INTERNAL)
         for end, far in (("a", "b"), ("b", "a")):

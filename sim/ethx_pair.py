@@ -3,7 +3,6 @@ bridge system test."""
 
 from amaranth import Module
 from amaranth.lib import data
-from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from rtl.config import ConfiguredComponent
@@ -11,8 +10,8 @@ from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.layout import window_layout
 
-__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "other", "pair_windows", "pass_ports",
-           "port_members"]
+__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "add_bridges", "other", "pair_windows",
+           "pass_ports", "port_members"]
 
 #: The two nodes' IDs.
 NODES = {"a": 1, "b": 2}
@@ -43,14 +42,22 @@ class EthxPair(ConfiguredComponent):
         super().__init__(config, members)
 
     def elaborate(self, platform):
-        cfg = self.config
         m = Module()
-        windows = pair_windows(cfg)
-        for end, node in NODES.items():
-            m.submodules[end] = bridge = EthxBridge(cfg)
-            m.d.comb += [bridge.node.eq(node), bridge.windows.eq(windows)]
-            pass_ports(m, self, end, bridge, _INTERNAL)
+        add_bridges(m, self, _INTERNAL)
         return m
+
+
+def add_bridges(m, outer, skip):
+    """Bridges ``a`` and ``b`` of ``outer``'s configuration into ``m``, each with its node ID
+    and :func:`pair_windows`, their ports but ``skip`` (which holds ``node`` and ``windows``)
+    passed on to ``outer``'s ``<end>_<port>``; returns them by end."""
+    windows = pair_windows(outer.config)
+    bridges = {}
+    for end, node in NODES.items():
+        m.submodules[end] = bridges[end] = EthxBridge(outer.config)
+        m.d.comb += [bridges[end].node.eq(node), bridges[end].windows.eq(windows)]
+        pass_ports(m, outer, end, bridges[end], skip)
+    return bridges
 
 
 def pair_windows(config):

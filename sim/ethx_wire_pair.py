@@ -12,7 +12,7 @@ from rtl.ethx.bridge import EthxBridge
 from rtl.ethx.config import EthxConfig
 from rtl.ethx.link.channel import ChannelConfig, EthxChannel
 
-from .ethx_pair import NODES, pair_windows, pass_ports, port_members
+from .ethx_pair import NODES, add_bridges, pass_ports, port_members
 
 __all__ = ["EthxWirePair", "wire_config"]
 
@@ -47,15 +47,10 @@ class EthxWirePair(ConfiguredComponent):
         super().__init__(config, members)
 
     def elaborate(self, platform):
-        cfg = self.config
         m = Module()
-        windows = pair_windows(cfg)
-        bridges, wires = {}, {}
-        for end, node in NODES.items():
-            m.submodules[end] = bridges[end] = EthxBridge(cfg)
-            m.submodules[f"{end}_wire"] = wires[end] = EthxChannel(wire_config(cfg))
-            m.d.comb += [bridges[end].node.eq(node), bridges[end].windows.eq(windows)]
-            pass_ports(m, self, end, bridges[end], _BRIDGE_INTERNAL)
+        bridges, wires = add_bridges(m, self, _BRIDGE_INTERNAL), {}
+        for end in NODES:
+            m.submodules[f"{end}_wire"] = wires[end] = EthxChannel(wire_config(self.config))
             pass_ports(m, self, f"{end}_wire", wires[end], _CHANNEL_INTERNAL)
         for end, far in (("a", "b"), ("b", "a")):
             wiring.connect(m, bridges[end].tx, wires[end].i)

@@ -228,7 +228,7 @@ def _streams(rng, n, dsts, per_dst):
     return out
 
 
-#: Address patterns of the address cache tests and benchmark [issue 4]: name -> f(rng, n)
+#: Address patterns of the address cache tests and benchmark: name -> f(rng, n)
 #: returning ``n`` cacheable requests.
 CACHE_PATTERNS = {
     "one_region": lambda rng, n: _streams(rng, n, [7], 1),

@@ -1,4 +1,4 @@
-"""The golden model's packer and receiver with address caches (issue 4): compressed requests
+"""The golden model's packer and receiver with address caches: compressed requests
 through ``Packer(address_cache=TxAddressCache)`` and ``Unpacker(address_cache=RxAddressCache)``.
 
 Every round trip checks that the receiver delivers the sender's requests, address for

@@ -1,4 +1,4 @@
-"""The packer with its Tx address cache (issue 4): compressed requests flit for flit as the
+"""The packer with its Tx address cache: compressed requests flit for flit as the
 golden model packs them, and every request delivered address for address through the model's
 receiver with an Rx address cache, under random timing, invalidations, clears and policy
 changes."""

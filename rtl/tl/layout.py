@@ -193,7 +193,7 @@ uncompressed_response = data.StructLayout({
     "len": 2, "pool": 1, "tag": 11, "vc": 2, "ftype": FType,
 })
 
-#: [Table 5-31] Compressed request, 2 sectors (used from the address-cache issue on).
+#: [Table 5-31] Compressed request, 2 sectors (used with the address caches).
 compressed_request = data.StructLayout({
     "cway": 2, "dst_acc": 10, "src_acc": 10, "addr": 14, "metadata": 3, "len": 2, "pool": 1,
     "tag": 11, "asi": 2, "vc": 2, "cmd": 3, "ftype": FType,
