@@ -31,6 +31,7 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.config import ConfiguredComponent
 from rtl.crc import Crc32, CrcConfig
+from rtl.dl.layout import DL_FLIT_BYTES
 from rtl.tl.traffic.draws import Lanes
 
 from .boundary import register_boundary
@@ -39,8 +40,8 @@ __all__ = ["CrcTraffic", "LAG", "BLOCK_BYTES"]
 
 #: Frames between a frame's A and its B.
 LAG = 2
-#: Bytes of a block: a UALink DL flit. [UALink 1.0 §6.3]
-BLOCK_BYTES = 640
+#: Bytes of a block: a UALink DL flit.
+BLOCK_BYTES = DL_FLIT_BYTES
 #: Item draws: blocks below this of 256; frame bodies from MIN_BODY, SPAN lengths; corrupt
 #: below this of 256. Bodies are Ethernet frames without FCS. [IEEE 802.3 §3.2.7, §4.4.2]
 BLOCK_BELOW, MIN_BODY, SPAN, CORRUPT_BELOW = 102, 60, 1455, 5

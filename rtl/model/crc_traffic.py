@@ -5,13 +5,14 @@ results an IEEE 802.3 CRC-32 (:func:`zlib.crc32`) gives them. Pure Python, from 
 import zlib
 from collections import deque
 
+from .dl_flit import DL_FLIT_BYTES
 from .upli_traffic import bits, lane_start, xorshift64
 
 __all__ = ["packets", "results", "digest", "LAG"]
 
 #: Frames between a frame's bare send (A) and its send with the FCS (B).
 LAG = 2
-BLOCK_BYTES = 640
+BLOCK_BYTES = DL_FLIT_BYTES
 MASK64 = (1 << 64) - 1
 
 
