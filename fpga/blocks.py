@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Fmax and area of each block alone on an ECP5 (LFE5U-85F unless named): ``python -m fpga.blocks``.
 
 Each block of :data:`BLOCKS` is wrapped in a :class:`~fpga.harness.BlockHarness` (every port
@@ -20,28 +21,25 @@ import time
 from amaranth.build import Attrs, Clock, Pins, Resource
 from amaranth.vendor import LatticeECP5Platform
 
-from rtl.crc import Crc32, CrcConfig
-from rtl.dl.dl import UalinkDl
-from rtl.dl.err_link import ErrLinkConfig, ErrorLink
-from rtl.dl.layout import DlConfig
-from rtl.ethx.aggregate import Aggregator
-from rtl.ethx.bridge import EthxBridge
-from rtl.ethx.link.channel import ChannelConfig, EthxChannel
-from rtl.ethx.link.config import LinkConfig
-from rtl.ethx.link.link import EthxLink
-from rtl.ethx.completer import Completer
-from rtl.ethx.config import EthxConfig
-from rtl.ethx.deframer import EthxDeframer
-from rtl.ethx.framer import EthxFramer
-from rtl.ethx.parse import RecordParse
-from rtl.tl.layout import AddrCacheConfig, TlConfig
-from rtl.tl.rx import TlRx
-from rtl.tl.tx import TlTx
-from rtl.tl.tx_cache import TxAddrCache
+from scaleup_ip.crc import Crc32, CrcConfig
+from scaleup_ip.dl import DlConfig, ErrLinkConfig, ErrorLink, UalinkDl
+from scaleup_ip.ethx import (
+    Aggregator,
+    EthxBridge,
+    EthxConfig,
+    EthxDeframer,
+    EthxFramer,
+    RecordParse,
+)
+from scaleup_ip.ethx.link import ChannelConfig, EthxChannel, EthxLink, LinkConfig
+from scaleup_ip.ethx.completer import Completer
+from scaleup_ip.tl import AddrCacheConfig, TlConfig
+from scaleup_ip.tl.rx import TlRx
+from scaleup_ip.tl.tx import TlTx, TxAddrCache
 from sim import toolchain
 
-from . import report
-from .harness import BlockHarness
+from fpga import report
+from fpga.harness import BlockHarness
 
 __all__ = ["BLOCKS", "BlockPlatform", "main"]
 

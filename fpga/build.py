@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Build a board's bitstream and report its Fmax and area: ``python -m fpga.build --board ulx3s``.
 
 Synthesis is Amaranth's Trellis flow for ECP5 with the yowasp tools of this environment: Yosys
@@ -12,13 +13,13 @@ import sys
 
 from sim import toolchain
 
-from . import report
+from fpga import report
 
 __all__ = ["BOARDS", "main"]
 
 
 def _ulx3s(freq_mhz):
-    from .ulx3s import CrcSelfTest, ULX3SPlatform
+    from fpga.ulx3s import CrcSelfTest, ULX3SPlatform
     return ULX3SPlatform(), CrcSelfTest(fast_hz=freq_mhz * 1e6)
 
 

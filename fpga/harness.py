@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Wrap one block so that all its ports are registered and none needs a pin."""
 
 from amaranth import Cat, Module, Signal, Value

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """An ECP5 EHXPLLL with one output, CLKOP, fed back to itself."""
 
 from amaranth import Instance, Module

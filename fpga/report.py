@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Run nextpnr-ecp5 with a target frequency and a JSON report, and reduce that report to figures.
 
 What nextpnr 0.11 writes with ``--report <file>`` (checked on a real run, not assumed): a JSON

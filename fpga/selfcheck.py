@@ -1,18 +1,19 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Feed the CRC engine the self-test packets forever and check every result."""
 
 from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from rtl.crc import Crc32
+from scaleup_ip.crc import Crc32
 
-from .source import PacketSource, SelfTestConfig, expected_result
+from fpga.source import PacketSource, SelfTestConfig, expected_result
 
 __all__ = ["CrcSelfCheck"]
 
 
 class CrcSelfCheck(wiring.Component):
-    """A :class:`PacketSource` into a :class:`~rtl.crc.Crc32`, every result compared with
+    """A :class:`PacketSource` into a :class:`~scaleup_ip.crc.Crc32`, every result compared with
     :func:`~fpga.source.expected_result`, worked out at elaboration time.
 
     All in the ``sync`` domain (rename it for a board). ``o.ready`` of the engine is held high,

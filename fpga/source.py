@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """An endless stream of identical pseudo-random packets, and its pure-Python replica."""
 
 import dataclasses
@@ -6,10 +7,10 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from rtl.config import BlockConfig, check_int
-from rtl.crc import DATA_WIDTHS, CrcConfig
-from rtl.model import crc32 as model
-from rtl.types import byte_stream, crc_result_layout
+from scaleup_ip.config import BlockConfig, check_int
+from scaleup_ip.crc import DATA_WIDTHS, CrcConfig
+from scaleup_ip.model.crc import crc32 as model
+from scaleup_ip.types import byte_stream, crc_result_layout
 
 __all__ = ["SelfTestConfig", "PacketSource", "selftest_packet", "expected_result"]
 
@@ -33,7 +34,7 @@ class SelfTestConfig(BlockConfig):
     data_width : int
         Bits per beat, one of the CRC's widths from 32 up (a whole number of LFSR lanes).
     pipeline : int
-        The CRC's :attr:`~rtl.crc.CrcConfig.pipeline`.
+        The CRC's :attr:`~scaleup_ip.crc.CrcConfig.pipeline`.
     packet_bytes : int
         Bytes per packet, at least 1; unless a multiple of ``data_width // 8``, the last beat
         is partial.
@@ -92,7 +93,7 @@ def selftest_packet(config):
 
 
 def expected_result(config):
-    """The :data:`~rtl.types.crc_result_layout` constant every self-test packet must produce."""
+    """The :data:`~scaleup_ip.types.crc_result_layout` constant every self-test packet must produce."""
     packet = selftest_packet(config)
     return crc_result_layout.const({
         "crc": model.crc32(packet),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The CRC self-test on a ULX3S 85F: a PLL-made fast clock, the check, and status LEDs."""
 
 from amaranth import ClockDomain, DomainRenamer, Module, Signal
@@ -5,9 +6,9 @@ from amaranth.lib import wiring
 from amaranth.lib.cdc import ResetSynchronizer
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-from .pll import Ecp5Pll
-from .selfcheck import CrcSelfCheck
-from .source import SelfTestConfig
+from fpga.pll import Ecp5Pll
+from fpga.selfcheck import CrcSelfCheck
+from fpga.source import SelfTestConfig
 
 __all__ = ["ULX3SPlatform", "CrcSelfTest", "FAST_HZ"]
 

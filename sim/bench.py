@@ -1,15 +1,16 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``make bench``: performance benchmarks, each writing ``build/bench/<name>.json``.
 
 ``crc``: for the 64- and 512-bit CRC-32 engines, beats and bytes per cycle for back-to-back
 packets of 64, 65, 640 and 1518 bytes, and the measured latency next to the documented one
 (a difference makes the run fail: the documentation would be wrong).
 
-``tl``: for each traffic mix of :data:`sim.tl_traffic.MIXES`, the TL packer's efficiency (data
+``tl``: for each traffic mix of :data:`sim.tl.traffic.MIXES`, the TL packer's efficiency (data
 bytes / (flits x 64)), the bound the field and byte-enable bytes allow, flits per clock at
 saturation and the latency from a request accepted to its control half-flit leaving; and the
 TL unpacker's latency from the flit that completes an item to the item valid on UPLI.
 
-``addrcache``: for each address pattern of :data:`sim.addrcache_bench.PATTERNS`, the Tx address
+``addrcache``: for each address pattern of :data:`sim.tl.cache_bench.PATTERNS`, the Tx address
 cache's hit rate and the packer's efficiency with the cache off and on (4 ways x 1024 rows).
 The 256-byte WriteFull stream must reach the spec's 1280/1344 = 95.24 % [UALink 1.0 §5.4]
 with the cache on (less makes the run fail).
@@ -17,7 +18,7 @@ with the cache on (less makes the run fail).
 ``dl``: two UALink DL ends over the error-injecting links at full load both ways: the round trip
 ``m`` in DL flits (flits replayed per lone lost flit), goodput (TL flits delivered in order / the
 link's TL capacity of 9.8125 per DL flit) against the bit error rate next to the go-back-N bound
-(1 - q) / (1 + (m - 1) q) and next to the golden model's goodput (``rtl/model/dl_llr.py``, the
+(1 - q) / (1 + (m - 1) q) and next to the golden model's goodput (``rtl/scaleup_ip/model/dl/llr.py``, the
 spec's rules, at the same ``m`` and Rx_replay_limit; less than 97 % of it makes the run fail), a
 long run at BER 1e-6, and a plot (``dl.png``). ``BENCH_CLOCKS`` and ``BENCH_LONG_FLITS`` shorten
 it.
@@ -39,18 +40,19 @@ import subprocess
 import sys
 from xml.etree import ElementTree
 
-from rtl.crc import Crc32, CrcConfig
-from rtl.dl.layout import BEATS_PER_FLIT
-from rtl.ethx.config import EthxConfig
-from rtl.ethx.link.config import LinkConfig
-from rtl.tl.layout import TlConfig
-from rtl.tl.rx import TlRx
-from rtl.tl.tx import TlTx
-from sim import dl_model_link, harness, toolchain
-from sim.dl_link import DL_LINK, DlLink
-from sim.dl_link_env import bound, go_back_n
-from sim.ethx_link_pair import EthxLinkTraffic
-from sim.ethx_pair import EthxPair
+from scaleup_ip.crc import Crc32, CrcConfig
+from scaleup_ip.dl import BEATS_PER_FLIT
+from scaleup_ip.ethx import EthxConfig
+from scaleup_ip.ethx.link import LinkConfig
+from scaleup_ip.tl import TlConfig
+from scaleup_ip.tl.rx import TlRx
+from scaleup_ip.tl.tx import TlTx
+from sim.dl import model_link as dl_model_link
+from sim import harness, toolchain
+from sim.dl.link import DL_LINK, DlLink
+from sim.dl.link_env import bound, go_back_n
+from sim.ethx.link.pair import EthxLinkTraffic
+from sim.ethx.pair import EthxPair
 
 #: Flit times of the golden-model link per BER point, at least (or as many as the RTL ran).
 DL_MODEL_FLITS = 100_000
@@ -79,7 +81,7 @@ def _run_configs(block, configs, toplevel, module, out):
 
 
 def bench_crc(out):
-    results = _run_configs(Crc32, CRC_CONFIGS, "crc32", "sim.crc_bench", out)
+    results = _run_configs(Crc32, CRC_CONFIGS, "crc32", "sim.crc.bench", out)
     print(f"\nCRC-32 engine ({out.relative_to(toolchain.REPO)})")
     print(f"  {'width':>5} {'pipe':>4} {'packet B':>8} {'beats/cycle':>11} {'bytes/cycle':>11}"
           f" {'lane fill':>9}")
@@ -103,9 +105,9 @@ def bench_crc(out):
 
 def bench_tl(out):
     config = TlConfig()
-    result = _run(TlTx(config), config, "tl_tx", "sim.tl_bench", out)
+    result = _run(TlTx(config), config, "tl_tx", "sim.tl.bench", out)
     rx_out = out.with_name("tl-rx.json")
-    result["rx_latency"] = _run(TlRx(config), config, "tl_rx", "sim.tl_rx_bench",
+    result["rx_latency"] = _run(TlRx(config), config, "tl_rx", "sim.tl.rx_bench",
                                 rx_out)["rows"]
     rx_out.unlink()
     out.write_text(json.dumps(result, indent=2))
@@ -129,7 +131,7 @@ WRITEFULL_TARGET = 0.952
 
 def bench_addrcache(out):
     config = TlConfig(cache_ways=4, cache_rows=1024, cache_rx_index="DSTACCID")
-    result = _run(TlTx(config), config, "tl_tx", "sim.addrcache_bench", out)
+    result = _run(TlTx(config), config, "tl_tx", "sim.tl.cache_bench", out)
     print(f"\nUALink TL address cache, 4 ways x 1024 rows ({out.relative_to(toolchain.REPO)})")
     print(f"  {'pattern':<22} {'off':>7} {'on':>7} {'hit rate':>8} {'compressed':>10}"
           f" {'backoffs':>8}")
@@ -150,7 +152,7 @@ def bench_addrcache(out):
 
 
 def bench_dl(out):
-    result = dl_figures(_run(DlLink(DL_LINK), DL_LINK, "dl_link", "sim.dl_bench", out))
+    result = dl_figures(_run(DlLink(DL_LINK), DL_LINK, "dl_link", "sim.dl.bench", out))
     m, limit = result["round_trip_flits"], result["replay_limit"]
     out.write_text(json.dumps(result, indent=2))
     print(f"\nUALink DL, two ends over error links ({out.relative_to(toolchain.REPO)})")
@@ -230,7 +232,7 @@ ETHX_LOAD_TARGET = 0.85
 
 
 def bench_ethx(out):
-    results = _run_configs(EthxPair, ETHX_CONFIGS, "ethx_pair", "sim.ethx_bench", out)
+    results = _run_configs(EthxPair, ETHX_CONFIGS, "ethx_pair", "sim.ethx.bench", out)
     print(f"\nETH-X bridge pair, A's GPU on B's memory ({out.relative_to(toolchain.REPO)})")
     wrong = []
     for config, result in zip(ETHX_CONFIGS, results, strict=True):
@@ -260,13 +262,13 @@ def bench_ethx(out):
 
 #: The lossless link's benchmark configuration: 64-bit; the replay ring (16 KB) and the receive
 #: buffer's credits (32 KB) cover the frame and credit round trips at
-#: :data:`sim.ethx_link_bench.DELAY` (about 1000 clocks, 8 KB, for the credits).
+#: :data:`sim.ethx.link.bench.DELAY` (about 1000 clocks, 8 KB, for the credits).
 ETHX_LINK_CONFIG = LinkConfig(eth_width=64, rx_bytes=32768)
 
 
 def bench_ethx_link(out):
     config = ETHX_LINK_CONFIG
-    result = _run(EthxLinkTraffic(config), config, "ethx_link_traffic", "sim.ethx_link_bench",
+    result = _run(EthxLinkTraffic(config), config, "ethx_link_traffic", "sim.ethx.link.bench",
                   out)
     m = result["round_trip_frames"]
     clean = result["rows"][0]["goodput"]           # the error-free rate: go-back-N's 1
@@ -310,7 +312,7 @@ def _plot_ethx_link(result, path):
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib import pyplot
-    from rtl.model.ethx_link import goodput_bound
+    from scaleup_ip.model.ethx.link import goodput_bound
     m = result["round_trip_frames"]
     rows = [row for row in result["rows"] if row["fer"] > 0]
     fine = [10 ** (k / 10) for k in range(-65, -15)]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A simulation top's inputs cut from the logic inside by registers, so that its model
 evaluates little more than those registers when only the clock has moved.
 
@@ -13,7 +14,7 @@ on the two-end UALink top with its traffic in hardware: 31-35 k cycles/s without
 from amaranth import ClockDomain, ClockSignal, DomainRenamer, ResetSignal, Signal
 from amaranth.lib import stream, wiring
 
-from rtl.skid import SkidBuffer
+from scaleup_ip.skid import SkidBuffer
 
 __all__ = ["register_boundary"]
 
@@ -25,7 +26,7 @@ def register_boundary(m, outer, inner, instance="inner"):
     """Add ``inner`` (a component of the same members as the top ``outer``) to ``m`` as
     ``instance``, in a domain clocked by ``sync`` and reset by ``sync``'s reset registered (a clock
     late); join each input port through a register (one clock later inside), each valid/ready
-    stream through a :class:`~rtl.skid.SkidBuffer` (one clock; a stream out has its ``ready``
+    stream through a :class:`~scaleup_ip.skid.SkidBuffer` (one clock; a stream out has its ``ready``
     registered too), outputs straight through; members of other signatures directly."""
     m.domains += ClockDomain(DOMAIN, local=True)
     reset = Signal(init=1)

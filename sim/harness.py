@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Elaborate a component to Verilog, build it with Verilator (cached), and run cocotb on it.
 
 Build folders are ``build/sim/<toplevel>-<config slug>/``. A build is redone only when the
@@ -22,9 +23,9 @@ from xml.etree import ElementTree
 import amaranth
 from amaranth.back import verilog
 
-from rtl.config import CONFIG_ENV
+from scaleup_ip.config import CONFIG_ENV
 
-from . import toolchain
+from sim import toolchain
 
 __all__ = ["build", "build_dir", "long_form", "run", "seed", "waves_enabled"]
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A running scenario's progress, from inside the simulator to ``make sim``'s display.
 
 The cocotb side starts :func:`watch` with what counts as done; every ``every`` clocks it writes
@@ -13,7 +14,7 @@ import time
 import cocotb
 from cocotb.triggers import ClockCycles
 
-from . import streams
+from sim import streams
 
 __all__ = ["Counter", "read", "watch"]
 

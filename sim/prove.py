@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Prove properties of circuits for every input.
 
 :func:`prove`: a combinational circuit, a plain Amaranth module with one output bit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``make soak``: the regression over many seeds, then the long runs.
 
 1. Every randomized test (the regression but the formal proofs, whose outcome no seed changes)
@@ -22,7 +23,7 @@ import sys
 import time
 from xml.etree import ElementTree
 
-from . import toolchain
+from sim import toolchain
 
 SEEDS = int(os.environ.get("SOAK_SEEDS", "20"))
 ETHX_FRAMES = os.environ.get("SOAK_ETHX_FRAMES", "1000000")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """cocotb drivers for Amaranth valid/ready streams whose payload is a layout.
 
 The bus is found by its Amaranth port prefix (``i`` → ``i__payload``, ``i__valid``,
@@ -90,7 +91,7 @@ class LayoutMonitor:
 
 
 def bytes_to_beats(packet, bytes_per_beat):
-    """Split ``packet`` into beat field dicts for :func:`rtl.types.byte_beat_layout`.
+    """Split ``packet`` into beat field dicts for :func:`scaleup_ip.types.byte_beat_layout`.
 
     A zero-length packet is one beat with ``keep`` = 0.
     """

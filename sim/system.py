@@ -1,24 +1,25 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """``make sim``: the system simulation and its report.
 
 Seven scenarios:
 
 - ``crc``: the 512-bit CRC-32 engine with its traffic made and checked in hardware
-  (:mod:`sim.crc_traffic`): ``SIM_CRC_ITEMS`` (20 000) items of random Ethernet frames (each
+  (:mod:`sim.crc.traffic`): ``SIM_CRC_ITEMS`` (20 000) items of random Ethernet frames (each
   sent bare, then with the FCS the engine gave it, some with a bit flipped) and 640-byte
   UALink DL-flit-sized blocks, the digest of every result compared with the model's, which
   computes each CRC with :func:`zlib.crc32`;
-- ``tl``: two UALink TL ends back to back (:class:`sim.tl_link.TlLink`), random requests and
+- ``tl``: two UALink TL ends back to back (:class:`sim.tl.link.TlLink`), random requests and
   responses both ways, every item checked, with efficiency, flits per clock and credits
   (``SIM_TL_ITEMS`` items each way);
 - ``tl_cache``: the same with address caches (4 ways x 1024 rows) and half of the requests
   streaming through a few regions per destination, with each end's Tx cache counters;
 - ``ualink``: the full UALink link, two ends of TL and DL over the error-injecting links
-  (:class:`sim.ualink_link.UalinkLink`) at bit error rate ``SIM_BER`` (1e-5), random UPLI
+  (:class:`sim.ualink.link.UalinkLink`) at bit error rate ``SIM_BER`` (1e-5), random UPLI
   traffic both ways (``SIM_UALINK_ITEMS`` items each way) made and checked in hardware
-  (:mod:`rtl.tl.traffic`: every transfer compared on arrival), with the TL's efficiency, the
+  (:mod:`scaleup_ip.tl.traffic`: every transfer compared on arrival), with the TL's efficiency, the
   DL's flits, replays and bad CRCs, and TL flits per clock against what the DL carries;
 - ``ethx``: two ETH-X bridges over line-rate Ethernet channels, their AXI traffic, litmus and
-  memories in hardware (:mod:`sim.ethx_run`): bursts of every length both ways, every one read
+  memories in hardware (:mod:`sim.ethx.run`): bursts of every length both ways, every one read
   back and checked, until the bridges have received ``SIM_ETHX_FRAMES`` (20 000) frames, then
   ``SIM_ETHX_ROUNDS`` (500) rounds of the message-passing litmus with release and acquire;
   both memories compared word by word; bytes per clock, frames and the serving sides' counters;
@@ -26,7 +27,7 @@ Seven scenarios:
   ``SIM_LOSSY_FER`` (1e-3) of frames and flipping bits at ``SIM_LOSSY_BER`` (1e-6) both ways,
   with the channels' faults and the links' replays;
 - ``ethx_long``: ``ethx_lossy`` over ``SIM_ETHX_LONG_FRAMES`` (100 000) frames
-  (``SIM_ETHX_LONG_FRAMES=1000000`` is the long run of ``rtl/ethx/link/README.md``).
+  (``SIM_ETHX_LONG_FRAMES=1000000`` is the long run of ``rtl/scaleup_ip/ethx/link/README.md``).
 
 Writes ``build/sim/report.json`` (one section per scenario); exits non-zero on any mismatch.
 ``SIM_SCENARIOS=a,b`` runs only those scenarios, ``SEED=n`` reproduces a run, ``WAVES=1``
@@ -51,15 +52,15 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from rtl.crc import CrcConfig
-from rtl.ethx.config import EthxConfig
-from rtl.tl.layout import TlConfig
+from scaleup_ip.crc import CrcConfig
+from scaleup_ip.ethx import EthxConfig
+from scaleup_ip.tl import TlConfig
 from sim import harness, progress, toolchain
-from sim.crc_traffic import CrcTraffic
-from sim.dl_link_env import TL_PER_CLOCK
-from sim.ethx_traffic_system import EthxTrafficSystem
-from sim.tl_link import TlLink
-from sim.ualink_link import UALINK_LINK, UalinkLink
+from sim.crc.traffic import CrcTraffic
+from sim.dl.link_env import TL_PER_CLOCK
+from sim.ethx.traffic_system import EthxTrafficSystem
+from sim.tl.link import TlLink
+from sim.ualink.link import UALINK_LINK, UalinkLink
 
 #: The configuration simulated: the production 512-bit engine (also one of the test builds).
 CONFIG = CrcConfig(data_width=512, pipeline=2)
@@ -178,7 +179,7 @@ def _ualink_rows(figures):
 
 
 def _ethx_rows(figures):
-    """The ETH-X scenarios' rows (:mod:`sim.ethx_run`)."""
+    """The ETH-X scenarios' rows (:mod:`sim.ethx.run`)."""
     cfg, gen, mp = figures["config"], figures["generators"], figures["litmus"]
     wire = (f"over lossless links, FER {figures['fer']:.0e} and BER {figures['ber']:.0e} both ways"
             if figures["links"] else "at line rate")
@@ -272,18 +273,18 @@ def scenarios():
                      SIM_LOSSY_BER=os.environ.get("SIM_LOSSY_BER", "1e-6"))
     long_env = dict(lossy_env, SIM_ETHX_FRAMES=os.environ.get("SIM_ETHX_LONG_FRAMES", "100000"))
     return {
-        "crc": (lambda: CrcTraffic(CONFIG), CONFIG, "crc_traffic", "sim.crc_system", crc_env),
-        "tl": (lambda: TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl_system", tl_env),
+        "crc": (lambda: CrcTraffic(CONFIG), CONFIG, "crc_traffic", "sim.crc.system", crc_env),
+        "tl": (lambda: TlLink(TL_CONFIG), TL_CONFIG, "tl_link", "sim.tl.system", tl_env),
         "tl_cache": (lambda: TlLink(TL_CACHE_CONFIG), TL_CACHE_CONFIG, "tl_link",
-                     "sim.tl_system", tl_env),
+                     "sim.tl.system", tl_env),
         "ualink": (lambda: UalinkLink(UALINK_LINK), UALINK_LINK, "ualink_link",
-                   "sim.ualink_system", ualink_env),
+                   "sim.ualink.system", ualink_env),
         "ethx": (lambda: EthxTrafficSystem(ETHX_CONFIG), ETHX_CONFIG, "ethx_traffic_system",
-                 "sim.ethx_run", ethx_env),
+                 "sim.ethx.run", ethx_env),
         "ethx_lossy": (lambda: EthxTrafficSystem(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG,
-                       "ethx_traffic_system", "sim.ethx_run", lossy_env),
+                       "ethx_traffic_system", "sim.ethx.run", lossy_env),
         "ethx_long": (lambda: EthxTrafficSystem(ETHX_LOSSY_CONFIG), ETHX_LOSSY_CONFIG,
-                      "ethx_traffic_system", "sim.ethx_run", long_env),
+                      "ethx_traffic_system", "sim.ethx.run", long_env),
     }
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Point every tool at the copies installed from PyPI in this environment, never a system one."""
 
 import os

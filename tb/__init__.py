@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The regression: cocotb testbenches and pytest tests, folders mirroring the cores."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Shared pytest settings: every simulation prints its seed (see sim.harness); the slowest tests
 start first (by ``tb/durations.json``), so that the workers finish together."""
 

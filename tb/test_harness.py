@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The simulation harness: it refuses Verilog whose simulation would differ from synthesis,
 caches builds, shares Verilator's runtime objects; ``make sim``'s scenario names and progress
 file."""
@@ -11,7 +12,7 @@ from amaranth.back import verilog
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from rtl.config import BlockConfig
+from scaleup_ip.config import BlockConfig
 from sim import harness, progress, system
 from sim.harness import _check_constant_blocks
 

@@ -1,4 +1,5 @@
-"""The two-entry stream register (``rtl/skid.py``): every transfer passes, in order, under
+# SPDX-License-Identifier: BSD-2-Clause
+"""The two-entry stream register (``rtl/scaleup_ip/skid.py``): every transfer passes, in order, under
 random idle and backpressure; with neither, one transfer per clock."""
 
 import dataclasses
@@ -10,8 +11,8 @@ from amaranth.lib import data
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
-from rtl.config import BlockConfig
-from rtl.skid import SkidBuffer
+from scaleup_ip.config import BlockConfig
+from scaleup_ip.skid import SkidBuffer
 from sim import harness
 from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
 
@@ -59,4 +60,4 @@ class _Config(BlockConfig):
 
 @pytest.mark.parametrize("config", [_Config()], ids=lambda c: c.slug() or "default")
 def test_skid(config):
-    harness.run(SkidBuffer(_LAYOUT), config, toplevel="skid", test_module="tb.test_skid")
+    harness.run(SkidBuffer(_LAYOUT), config, toplevel="skid", test_module=__name__)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Tests of the ULX3S CRC self-test logic (fpga/source.py, fpga/selfcheck.py, fpga/pll.py)."""
 
 import random
@@ -12,8 +13,8 @@ from fpga import selfcheck
 from fpga.pll import Ecp5Pll
 from fpga.selfcheck import CrcSelfCheck
 from fpga.source import PacketSource, SelfTestConfig, expected_result, selftest_packet
-from rtl.model import crc32 as model
-from rtl.types import byte_stream, crc_result_stream
+from scaleup_ip.model.crc import crc32 as model
+from scaleup_ip.types import byte_stream, crc_result_stream
 
 #: A small engine keeps Amaranth's Python simulator fast; the logic is width-independent.
 CONFIG = SelfTestConfig(data_width=64, pipeline=1, packet_bytes=100)

@@ -1,1 +1,0 @@
-"""Open, synthesizable scale-up interconnect IP in Amaranth HDL."""

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The DL receiver's CRC stage: each 640-byte DL flit checked, and held until it is
+[UALink 1.0 §6.3.7, §6.6.1]."""
+
+from amaranth import Cat, Module, Signal
+from amaranth.lib import data
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import Component, In, Out
+
+from ...crc import Crc32
+from .insert import DL_CRC_CONFIG, dl_crc, feed_crc
+from ..layout import (
+    BEAT_BYTES,
+    BEATS_PER_FLIT,
+    CRC_BYTES,
+    FH_BYTES,
+    FH_OFFSET,
+    SEGMENTS,
+    SH_OFFSET,
+    WIRE_POSITION,
+    checked_stream,
+    last_beat_layout,
+    phy_beat_layout,
+    phy_stream,
+    segment_header,
+)
+
+__all__ = ["DlCrcCheck"]
+
+#: Beats waiting for their flit's check: a flit, the engine's latency, slack.
+_DEPTH = 32
+#: What the last beat tells about its flit.
+_verdict = data.StructLayout({
+    "field": CRC_BYTES * 8,         # the CRC received
+    "header": FH_BYTES * 8,
+    "headers": data.ArrayLayout(segment_header, SEGMENTS),
+})
+
+
+class DlCrcCheck(Component):
+    """Checks the CRC of each received DL flit (802.3 CRC-32 over all 640 bytes as they are on
+    the wire, with the CRC bytes zero, compared with the CRC bytes, x0 first [§6.3.7]) and
+    releases the flit's beats once the verdict is known, each with the verdict and the flit's
+    headers, gathered from their places in the wire order (Figure 6-4).
+
+    Latency: a flit's first beat leaves about 24 clocks after it arrives (its 10 beats, the
+    engine's 11, the queues). Throughput: one beat per clock. ``i.ready`` falls only when the
+    beat queue fills because ``o`` stalls; nothing is lost, and the verdict of a flit is
+    never mixed with another's.
+
+    Members
+    -------
+    i : In(phy_stream())
+        DL flits from the PHY side.
+    o : Out(checked_stream())
+        The same beats, with ``crc_ok``, ``header`` and ``headers`` of their flit.
+    """
+
+    def __init__(self):
+        super().__init__({"i": In(phy_stream()), "o": Out(checked_stream())})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.crc = crc = Crc32(DL_CRC_CONFIG)
+        m.submodules.beats = beats = SyncFIFOBuffered(width=phy_beat_layout.size,
+                                                      depth=_DEPTH)
+        m.submodules.verdicts = verdicts = SyncFIFOBuffered(width=_verdict.size, depth=4)
+        beat = self.i.p
+        take = self.i.valid & self.i.ready
+        feed_crc(m, crc, beat, take)
+        closing = last_beat_layout(beat.data)
+        verdict = Signal(_verdict)
+        m.d.comb += [
+            verdict.field.eq(closing.crc),
+            Cat(verdict.header, verdict.headers).eq(_gather(m, beat, take)),
+            self.i.ready.eq(crc.i.ready & beats.w_rdy & verdicts.w_rdy),
+            beats.w_en.eq(take),
+            beats.w_data.eq(beat),
+            verdicts.w_en.eq(take & beat.last),
+            verdicts.w_data.eq(verdict),
+        ]
+        # A flit's beats leave once its CRC result is out of the engine; the result is held
+        # (not taken) until the flit's last beat leaves.
+        head = phy_beat_layout(beats.r_data)
+        known = _verdict(verdicts.r_data)
+        ready_out = ~self.o.valid | self.o.ready
+        go = beats.r_rdy & crc.o.valid & verdicts.r_rdy & ready_out
+        m.d.comb += [beats.r_en.eq(go), crc.o.ready.eq(go & head.last),
+                     verdicts.r_en.eq(go & head.last)]
+        with m.If(go):
+            m.d.sync += [
+                self.o.valid.eq(1),
+                self.o.p.data.eq(head.data),
+                self.o.p.last.eq(head.last),
+                self.o.p.crc_ok.eq(dl_crc(crc.o.p.crc) == known.field),
+                self.o.p.header.eq(known.header),
+                self.o.p.headers.eq(known.headers),
+            ]
+        with m.Elif(self.o.ready):
+            m.d.sync += self.o.valid.eq(0)
+        return m
+
+
+def _gather(m, beat, take):
+    """The flit header and segment headers of the flit whose beats ``beat`` are, in wire order
+    (Figure 6-4), valid with its last beat: bytes of earlier beats are kept as they pass."""
+    index = Signal(range(BEATS_PER_FLIT))
+    with m.If(take):
+        m.d.sync += index.eq(index + 1)
+        with m.If(beat.last):
+            m.d.sync += index.eq(0)
+    words = data.ArrayLayout(8, BEAT_BYTES)(beat.data)
+    out = []
+    for logical in [*range(FH_OFFSET, FH_OFFSET + FH_BYTES),
+                    *range(SH_OFFSET, SH_OFFSET + SEGMENTS)]:
+        src, byte = divmod(WIRE_POSITION[logical], BEAT_BYTES)
+        if src == BEATS_PER_FLIT - 1:
+            out.append(words[byte])
+            continue
+        kept = Signal(8, name=f"kept_{logical}")
+        with m.If(take & (index == src)):
+            m.d.sync += kept.eq(words[byte])
+        out.append(kept)
+    return Cat(out)

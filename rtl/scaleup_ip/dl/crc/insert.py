@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The DL transmitter's CRC stage: the CRC of each 640-byte DL flit into its last 4 bytes
+[UALink 1.0 §6.3.7]."""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import Component, In, Out
+
+from ...crc import Crc32, CrcConfig
+from ..layout import BEAT_BITS, CRC_BYTES, last_beat_layout, phy_beat_layout, phy_stream
+
+__all__ = ["DL_CRC_CONFIG", "DlCrcInsert", "dl_crc", "feed_crc"]
+
+#: The CRC engine of the DL: a beat per clock at 512 bits; latency 11 clocks.
+DL_CRC_CONFIG = CrcConfig(data_width=BEAT_BITS, pipeline=2)
+#: Beats waiting for their flit's CRC: the engine's latency, a flit, and slack for ``o``.
+_DEPTH = 32
+
+
+def dl_crc(fcs):
+    """The DL's CRC field from the engine's 802.3 CRC (``fcs``: bit ``i`` is the coefficient of
+    x^(31-i), as in an 802.3 FCS sent least significant byte first): bit ``i`` of the field is
+    the coefficient of x^i, so that CRC0 holds x0..x7 [§6.3.7: sent x0 first, the reverse of
+    the 802.3 FCS]."""
+    return fcs[::-1]
+
+
+def feed_crc(m, crc, beat, take):
+    """Drive the CRC engine ``crc`` with ``beat`` (a :data:`phy_beat_layout` view) when
+    ``take``, the CRC bytes of a last beat taken as zero [§6.3.7]; returns the beat's data so
+    zeroed."""
+    closing = Signal(last_beat_layout)
+    zeroed = Signal(BEAT_BITS)
+    m.d.comb += [
+        closing.eq(beat.data), closing.crc.eq(0),
+        zeroed.eq(Mux(beat.last, closing, beat.data)),
+        crc.i.valid.eq(take),
+        crc.i.p.data.eq(zeroed),
+        crc.i.p.keep.eq(-1),
+        crc.i.p.last.eq(beat.last),
+    ]
+    return zeroed
+
+
+class DlCrcInsert(Component):
+    """Fills in the CRC of each DL flit: CRC-32 of 802.3 over all 640 bytes with the CRC bytes
+    zero, placed in the last 4 bytes with x0 first (:func:`dl_crc`) [§6.3.7].
+
+    A flit's beats are held until its CRC is known; then they leave on consecutive clocks
+    while ``o`` is ready, and flits that arrive back to back leave back to back. The CRC bytes of
+    a flit on ``i`` are ignored (taken as zero). ``kill`` (sampled with a flit's last beat on
+    ``i``) inverts that flit's CRC, so that the link partner discards it [§6.7.4.2].
+
+    Latency: 23 clocks from a flit's first beat on ``i`` to it on ``o`` (the flit's 10 beats,
+    the engine's 11, the queue and the output register; measured in ``tb/dl/test_crc.py``).
+    Throughput: one beat per clock. ``i.ready`` falls when the beat queue or the engine is
+    full (only if ``o`` stalls); nothing is lost.
+
+    Members
+    -------
+    i : In(phy_stream())
+        DL flits, their CRC bytes don't care.
+    o : Out(phy_stream())
+        The same flits with their CRC.
+    kill : In(1)
+        Invert the CRC of the flit whose last beat is taken with it.
+    """
+
+    def __init__(self):
+        super().__init__({"i": In(phy_stream()), "o": Out(phy_stream()), "kill": In(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.crc = crc = Crc32(DL_CRC_CONFIG)
+        # A beat, and (on a last beat) whether to kill its flit.
+        m.submodules.beats = beats = SyncFIFOBuffered(
+            width=phy_beat_layout.size + 1, depth=_DEPTH)
+        take = self.i.valid & self.i.ready
+        zeroed = feed_crc(m, crc, self.i.p, take)
+        m.d.comb += [
+            self.i.ready.eq(crc.i.ready & beats.w_rdy),
+            beats.w_en.eq(take),
+            beats.w_data.eq(Cat(zeroed, self.i.p.last, self.kill & self.i.p.last)),
+        ]
+        head = phy_beat_layout(beats.r_data[:-1])
+        kill = beats.r_data[-1]
+        # A flit's beats leave once its CRC is out of the engine (the result is taken with the
+        # last beat), so that each flit leaves in 10 consecutive clocks while ``o`` is ready.
+        ready_out = ~self.o.valid | self.o.ready
+        go = beats.r_rdy & ready_out & crc.o.valid
+        closing = Signal(last_beat_layout)         # the last beat with its CRC (its CRC
+        m.d.comb += [closing.eq(head.data),        # bytes are zero in the queue)
+                     closing.crc.eq(dl_crc(crc.o.p.crc) ^ kill.replicate(CRC_BYTES * 8)),
+                     beats.r_en.eq(go), crc.o.ready.eq(go & head.last)]
+        with m.If(go):
+            m.d.sync += [
+                self.o.valid.eq(1),
+                self.o.p.last.eq(head.last),
+                self.o.p.data.eq(Mux(head.last, closing, head.data)),
+            ]
+        with m.Elif(self.o.ready):
+            m.d.sync += self.o.valid.eq(0)
+        return m

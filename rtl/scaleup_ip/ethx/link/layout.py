@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Layouts, enums and signatures the lossless link's blocks share: the only copy of each. The
+formats are README §1; the numbers are :mod:`scaleup_ip.model.ethx.link`'s."""
+
+import enum as py_enum
+
+from amaranth import Cat, Const, Mux, Shape
+from amaranth.lib import data, enum
+
+from ...model.ethx import link as model
+from ...model.ethx.bridge import MAC_PREFIX
+from ..layout import eth_beat_layout, eth_stream, link_header_layout
+from .config import LinkConfig
+
+__all__ = [
+    "CAPTURE_FROM", "COUNT_BITS", "CONTROL_DA", "Class", "Ctl", "LINK_ETHERTYPE", "LinkRxCount",
+    "LinkTxCount", "RxState", "TxState", "capture_layout", "control_header", "control_layout",
+    "ctl_in_layout", "ctl_requests_layout", "default_settings", "eth_beat_layout", "eth_stream",
+    "frame_layout", "freed_layout", "head_layout", "link_vc", "link_word_layout", "rx_beat_layout", "rx_counts",
+    "settings_layout", "tx_counts", "vc_shape", "verdict_layout",
+]
+
+LINK_ETHERTYPE = model.LINK_ETHERTYPE
+CONTROL_DA = model.CONTROL_DA
+COUNT_BITS = model.COUNT_BITS
+MAX_VCS = model.MAX_VCS
+
+#: The link word after byte 16 of an eligible frame [README §1].
+link_word_layout = data.StructLayout({"seq": model.SEQ_FIELD_BITS,
+                                      "zero": 8 * model.LINK_WORD_BYTES - model.SEQ_FIELD_BITS})
+
+
+class Ctl(enum.Enum, shape=8):
+    """Kinds of link-control frame (byte 14) [README §1]; ``NONE``: not a control frame."""
+    NONE = 0
+    ACK = model.Ctl.ACK
+    NACK = model.Ctl.NACK
+    INIT = model.Ctl.INIT
+    INIT_ECHO = model.Ctl.INIT_ECHO
+    CF_UPDATE = model.Ctl.CF_UPDATE
+    CC_UPDATE = model.Ctl.CC_UPDATE
+
+
+#: The control frames asked for (one bit each) and the pulses that take them, in the order
+#: the control sender serves them.
+ctl_requests_layout = data.StructLayout({"echo": 1, "init": 1, "nack": 1, "ack": 1, "cf": 1})
+
+
+def vc_shape_of(vcs):
+    """The shape of a link VC number of ``vcs`` VCs (at least one bit)."""
+    return range(max(2, vcs))
+
+
+def vc_shape(config):
+    """The shape of a link VC number (at least one bit)."""
+    return vc_shape_of(config.vcs)
+
+
+#: A link-control frame, 64 bytes before its FCS [README §1]; byte ``k`` in bits ``8k+7:8k``.
+control_layout = data.StructLayout({
+    "da": 48,
+    "sa_prefix": 32, "sa_hi": 8, "sa_lo": 8,
+    "type_hi": 8, "type_lo": 8,
+    "kind": Ctl,
+    "zero0": 8,
+    "word": link_word_layout,            # the sequence number, or a CC_UPDATE's link word
+    "counts": data.ArrayLayout(32, MAX_VCS),
+    "zero1": 64,
+})
+
+def control_header(frame, node):
+    """Statements that fill a :data:`control_layout` frame's DA, SA (of node ``node``) and
+    EtherType."""
+    return [frame.da.eq(int.from_bytes(CONTROL_DA, "little")),
+            frame.sa_prefix.eq(int.from_bytes(MAC_PREFIX, "little")),
+            frame.sa_hi.eq(node[8:16]), frame.sa_lo.eq(node[:8]),
+            frame.type_hi.eq(LINK_ETHERTYPE >> 8), frame.type_lo.eq(LINK_ETHERTYPE & 0xFF)]
+
+
+def ctl_in_layout(config):
+    """A received control message for the transmit side: ACK, NACK, INIT_ECHO (``seq``) or
+    CF_UPDATE (``counts``); valid for one clock."""
+    return data.StructLayout({"valid": 1, "kind": Ctl, "seq": COUNT_BITS,
+                              "counts": data.ArrayLayout(COUNT_BITS, config.vcs)})
+
+
+#: Bytes 8 .. 55 of a received frame, taken as they pass: where every field the link reads is.
+capture_layout = data.StructLayout({
+    "sa": 16, "sa_hi": 8, "sa_lo": 8,       # bytes 8 .. 11: the SA's last four bytes
+    "type_hi": 8, "type_lo": 8,
+    "b14": 8,                               # a data frame's link-header byte with its VC, or a kind
+    "b15": 8,
+    "word": link_word_layout,
+    "counts": data.ArrayLayout(32, MAX_VCS),
+})
+CAPTURE_FROM = 8                            # the frame byte ``capture_layout`` starts at
+
+
+class Class(enum.Enum, shape=3):
+    """What a received frame is [README §1]."""
+    BAD = 0         # the MAC's error, a length rule, or its FCS
+    FOREIGN = 1     # good FCS, but neither ours nor the link's
+    DATA = 2        # a bridge frame: eligible
+    CC = 3          # CC_UPDATE: eligible
+    CONTROL = 4     # ACK, NACK, INIT, INIT_ECHO, CF_UPDATE
+
+
+def link_vc(byte14, vcs):
+    """The link VC of a bridge frame whose link header's first byte is ``byte14``: the VC it
+    names, and VCs at or above ``vcs`` share the last one [ours]."""
+    field = data.View(link_header_layout, Cat(byte14, Const(0, 8))).vc
+    return Mux(field >= vcs, vcs - 1, field)[:Shape.cast(vc_shape_of(vcs)).width]
+
+
+def verdict_layout(config):
+    """A received frame, judged once its FCS is checked: its class, the link word's sequence
+    number (or a control frame's), the bridge frame's bytes, its VC, a control kind and a
+    CF/CC_UPDATE's counts."""
+    return data.StructLayout({
+        "cls": Class, "kind": Ctl, "seq": COUNT_BITS, "bytes": range(config.max_frame_bytes + 1),
+        "vc": vc_shape(config), "counts": data.ArrayLayout(COUNT_BITS, config.vcs),
+    })
+
+
+def frame_layout(config):
+    """A bridge frame in the receive buffer: its VC and bytes."""
+    return data.StructLayout({"vc": vc_shape(config), "bytes": range(config.max_frame_bytes + 1)})
+
+
+def head_layout(config):
+    """The head of a VC's transmit queue: a whole frame of ``bytes`` bytes waits."""
+    return data.StructLayout({"valid": 1, "bytes": range(config.max_frame_bytes + 1)})
+
+
+def freed_layout(config):
+    """A frame that has left the receive buffer for the bridge: its credits are free."""
+    return data.StructLayout({"valid": 1, "frame": frame_layout(config)})
+
+
+def rx_beat_layout(config):
+    """A received beat on its way to the receive buffer: ``store`` is clear on the link
+    word's beats; ``verdict`` is valid with ``last``."""
+    return data.StructLayout({"data": config.eth_width, "last": 1, "store": 1,
+                              "verdict": verdict_layout(config)})
+
+
+class TxState(enum.Enum, shape=3):
+    """The LLR transmitter's state [README §3.2]."""
+    OFF = 0
+    INIT = 1
+    ADVANCE = 2
+    REPLAY = 3
+    FLUSH = 4
+
+
+class RxState(enum.Enum, shape=2):
+    """The LLR receiver's state [README §3.1]."""
+    OFF = 0
+    SEND_ACKS = 1
+    NACK_SENT = 2
+
+
+#: Transmitter counters (32-bit, wrapping) [README §5]; ``PEAK_REPLAY`` is a maximum.
+LinkTxCount = py_enum.IntEnum("LinkTxCount", model.TX_COUNTERS, start=0)
+#: Receiver counters (32-bit, wrapping) [README §5].
+LinkRxCount = py_enum.IntEnum("LinkRxCount", model.RX_COUNTERS, start=0)
+
+tx_counts = data.ArrayLayout(32, len(LinkTxCount))
+rx_counts = data.ArrayLayout(32, len(LinkRxCount))
+
+
+def settings_layout(config):
+    """The link's run-time settings (README §3-4), a port so that tests and management change
+    them without a rebuild: clocks, bytes and credits."""
+    return data.StructLayout({
+        "replay_timeout": 16,       # clocks without progress before everything kept is replayed
+        "replay_max": 8,            # replays without progress before FLUSH
+        "init_period": 16,          # clocks between INITs
+        "down_max": 16,             # clocks down before FLUSH
+        "ack_bytes": 16,            # accepted bytes per ACK (UEC default 2048)
+        "ack_delay": 16,            # clocks an accepted frame waits for its ACK at most
+        "cf_bytes": 16,             # freed bytes per CF_UPDATE
+        "cf_period": 16,            # clocks between CF_UPDATEs anyway
+        "cc_period": 16,            # clocks between CC_UPDATEs (0: none)
+        "limits": data.ArrayLayout(COUNT_BITS, config.vcs),   # S_CL per VC
+        "port_limit": COUNT_BITS,
+    })
+
+
+def default_settings(config, round_trip=500):
+    """Settings for a link whose round trip (wire, MACs and the peer's turnaround) is
+    ``round_trip`` clocks or less [ours]: the replay timer waits eight longest frames and two
+    round trips (it must exceed a longest frame and a round trip, or a replay never
+    completes and the link ends in FLUSH; an ACK may wait for three frames on the way back:
+    one in the control sender and two on the wire); every VC may use the whole receive
+    buffer, and so may the port."""
+    assert isinstance(config, LinkConfig)
+    frame = config.rows(config.max_wire_bytes)
+    return {
+        "replay_timeout": min(0xFFFF, 8 * frame + 2 * round_trip), "replay_max": 8,
+        "init_period": min(0xFFFF, frame + round_trip), "down_max": 20000,
+        "ack_bytes": 2048, "ack_delay": 64, "cf_bytes": 2048, "cf_period": 512,
+        "cc_period": 4096,
+        "limits": [config.rx_credits] * config.vcs, "port_limit": config.rx_credits,
+    }

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Verilog that every simulator runs: no process is left for an event-driven simulator to skip."""
+
+import re
+
+from amaranth.back import rtlil
+
+__all__ = ["convert"]
+
+
+def convert(top, name, header=""):
+    """Return the Verilog of ``top`` (a :class:`~scaleup_ip.export.FlatPorts`) as module
+    ``name``, ports in the order ``clk``, ``rst``, then ``top.ports``.
+
+    Amaranth's own Verilog keeps combinational processes as ``always @*`` blocks; one that
+    reads only constants never runs in an event-driven simulator (Icarus, Questa, VCS,
+    Xcelium), whose outputs then stay X. Here Yosys turns every process into cells (``proc``),
+    so the module holds continuous assignments, clocked blocks and memories only. ``header``
+    (comment lines) goes first.
+    """
+    from amaranth._toolchain.yosys import find_yosys       # the one Amaranth converts with
+
+    text = _order_ports(rtlil.convert(top, name=name, emit_src=False), name,
+                        ["clk", "rst", *(port.name for port in top.ports)])
+    yosys = find_yosys(lambda version: version >= (0, 40))
+    script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc", "memory_collect", "opt_clean -purge",
+              "write_verilog -noattr"]
+    verilog = yosys.run(["-q", "-"], "\n".join(script))
+    return header + verilog
+
+
+_PORT = re.compile(r"^(\s*wire (?:width \d+ )?)(input|output|inout) (\d+)( +\\(\S+))$", re.M)
+
+
+def _order_ports(text, name, order):
+    """Renumber the top module's ports so that Verilog lists them in ``order``."""
+    start = text.index(f"module \\{name}\n")
+    end = text.index("\nend\n", start)
+    rank = {port: k + 1 for k, port in enumerate(order)}
+    body = _PORT.sub(lambda m: f"{m[1]}{m[2]} {rank.get(m[5], len(rank) + int(m[3]))}{m[4]}",
+                     text[start:end])
+    return text[:start] + body + text[end:]

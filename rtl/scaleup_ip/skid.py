@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A two-entry stream buffer that cuts every combinational path through a valid/ready
+handshake, and the one-register pipeline stage."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["SkidBuffer", "register_stage"]
+
+
+class SkidBuffer(wiring.Component):
+    """Stream in, stream out, with ``o.valid`` and ``i.ready`` registered and ``o.payload`` one
+    of two registers.
+
+    Parameters
+    ----------
+    shape : shape-like
+        The payload.
+
+    Members
+    -------
+    i : In(stream.Signature(shape))
+    o : Out(stream.Signature(shape))
+
+    Two entries used in turn: a transfer in is written into the entry the write pointer names,
+    ``o`` shows the entry the read pointer names, and a transfer out only moves the read
+    pointer. So neither ``i.valid`` nor ``o.ready`` reaches the other side in the same clock,
+    and ``o.ready`` drives no wide register enable (the payload registers are written only
+    from the ``i`` side).
+
+    Latency: one clock. Throughput: one transfer per clock; ``i.ready`` falls while both
+    entries are taken. Nothing is dropped or reordered.
+    """
+
+    def __init__(self, shape):
+        self._shape = shape
+        super().__init__({
+            "i": In(stream.Signature(shape)),
+            "o": Out(stream.Signature(shape)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        entries = [Signal(self._shape, name=f"entry{k}") for k in range(2)]
+        wr = Signal()
+        rd = Signal()
+        full = Signal()                  # both entries taken
+        m.d.comb += [
+            self.i.ready.eq(~full),
+            self.o.payload.eq(Mux(rd, entries[1], entries[0])),
+        ]
+        push = self.i.valid & ~full
+        pop = self.o.valid & self.o.ready
+        with m.If(push):
+            m.d.sync += wr.eq(~wr)
+            for k in range(2):
+                with m.If(wr == k):
+                    m.d.sync += entries[k].eq(self.i.payload)
+        with m.If(pop):
+            m.d.sync += rd.eq(~rd)
+        with m.If(push & ~pop):
+            m.d.sync += [self.o.valid.eq(1), full.eq(self.o.valid)]
+        with m.Elif(pop & ~push):
+            m.d.sync += [full.eq(0), self.o.valid.eq(full)]
+        return m
+
+
+def register_stage(m, i, o):
+    """Make ``o`` a register stage after stream ``i``: ``o.valid`` is a flop, ``i.ready`` is
+    ``~o.valid | o.ready`` (a combinational path from ``o.ready``, unlike
+    :class:`SkidBuffer`). Returns the condition under which the caller loads ``o``'s payload
+    (``with m.If(register_stage(m, i, o)): m.d.sync += ...``), so that the payload can be
+    worked out on the way in. Latency: one clock; throughput: one transfer per clock."""
+    m.d.comb += i.ready.eq(~o.valid | o.ready)
+    with m.If(i.ready):
+        m.d.sync += o.valid.eq(i.valid)
+    return i.ready

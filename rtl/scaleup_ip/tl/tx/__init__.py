@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""TL transmit side: UPLI requests and responses packed into TL flits [UALink 1.0 §5.1-5.9]."""
+
+from .cache import TxAddrCache
+from .compose import RECORDS_AHEAD, SCHEDULES_AHEAD, TxCompose, record_layout
+from .data import DataSequencer, poison_half, req_beat_layout, rsp_beat_layout
+from .decide import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout, thermometer
+from .halves import HALF_QUEUE_DEPTH, PUSH_MAX, HalfQueue, half_layout
+from .intake import BURST_TIMEOUT, TxIntake
+from .packer import WANT_AHEAD, TlTx
+from .place import (
+    ControlPlacer,
+    encode_request,
+    request_footprints,
+    rsp_totals_layout,
+    schedule_layout,
+    tx_req_entry,
+    tx_rsp_entry,
+    window_members,
+)
+
+__all__ = [
+    "TxAddrCache",
+    "RECORDS_AHEAD",
+    "SCHEDULES_AHEAD",
+    "TxCompose",
+    "record_layout",
+    "DataSequencer",
+    "poison_half",
+    "req_beat_layout",
+    "rsp_beat_layout",
+    "DECIDE_CREDIT_BITS",
+    "TxDecide",
+    "decide_req_layout",
+    "decide_rsp_layout",
+    "thermometer",
+    "HALF_QUEUE_DEPTH",
+    "PUSH_MAX",
+    "HalfQueue",
+    "half_layout",
+    "BURST_TIMEOUT",
+    "TxIntake",
+    "WANT_AHEAD",
+    "TlTx",
+    "ControlPlacer",
+    "encode_request",
+    "request_footprints",
+    "rsp_totals_layout",
+    "schedule_layout",
+    "tx_req_entry",
+    "tx_rsp_entry",
+    "window_members",
+]

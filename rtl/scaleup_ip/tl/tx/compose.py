@@ -1,0 +1,317 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The TL packer's composer: control half-flits decided ahead of the flit that carries them."""
+
+from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from ..layout import (
+    CREDIT_BITS,
+    FAIR_LEAD_LIMIT,
+    REQ_LIMIT,
+    REQS_PER_CONTROL,
+    RSP_LIMIT,
+    CreditClass,
+    CreditSlot,
+    MsgType,
+    control_half,
+    credit_array,
+    credit_update_layout,
+)
+from ..queue import WindowQueue
+from .decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
+from .place import ControlPlacer, rsp_totals_layout, schedule_layout, tx_rsp_entry, window_members
+
+__all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "record_layout"]
+
+#: Records composed ahead of the emitter: three, so that two control half-flits can go in
+#: consecutive flits (a swapped control with no data, then the next) although each takes two
+#: clocks to compose, and the data sequencer, which sees a record's schedule only the clock
+#: after it is composed and shows its half-flits a clock later still, is never behind.
+RECORDS_AHEAD = 3
+
+#: Schedules waiting for the data sequencer: one per record with data in the record queue,
+#: one for a record sent before the sequencer finished the one before it, and one spare.
+SCHEDULES_AHEAD = RECORDS_AHEAD + 2
+
+#: What the flit emitter needs of one control half-flit: the half itself (or the Initial
+#: Credit Release Complete message) and how many data half-flits it calls for.
+record_layout = data.StructLayout({
+    "msg": 1,
+    "half": control_half,
+    "halves": 7,
+})
+
+
+class TxCompose(wiring.Component):
+    """Decides each control half-flit (README §3 rules 1-7) and hands it on as a record.
+
+    The decision takes two clocks: the picker's choice is registered from registered state,
+    then applied (queue pops, credits spent and returned, rate limits, the position of the
+    next control). Flits are counted *virtually*: from each control's data half-flits the
+    composer knows how many flits the emitter will send before the next control and whether
+    that one is swapped, so rate limits and the initialisation message follow the flit
+    sequence exactly as if the choice were made as the flit leaves.
+
+    Members
+    -------
+    req, req_count, rsp, rsp_count : In
+        The queue windows (:class:`~scaleup_ip.tl.queue.WindowQueue`).
+    rsp_next : In
+        The response window as it will be in the next clock (``entries_next``): the read
+        beats of its prefixes are registered beside it.
+    req_pop, rsp_pop : Out
+        Entries taken from the windows.
+    grant, give : In(credit_update_layout), give_init : In(1)
+        As on :class:`~scaleup_ip.tl.tx.packer.TlTx`.
+    req_hidden : In(1)
+        Requests wait behind the request window: while the rate limit would let the decision
+        take more than the window shows, it waits for them (so every request the choice may
+        take is seen, README §3).
+    want : In(1)
+        The emitter will soon need a control half-flit; a record is composed only then, so
+        that it sees what has arrived by that time.
+    record : Out(stream.Signature(record_layout))
+        The next control half-flits (or message), up to :data:`RECORDS_AHEAD` composed ahead.
+        When none is queued, the record is offered in the clock it is composed (``direct``; not
+        registered).
+    direct, first_req : Out(1)
+        ``record`` is offered straight from its placement; its first data half-flit is from the
+        request-data queue (else from the response-data queue).
+    skip : In(1)
+        The emitter takes the direct record and sends its first data half-flit itself, from
+        the head of the data queue ``first_req`` names.
+    schedule : Out(stream.Signature(schedule_layout))
+        The data each record with data calls for, in record order, for the data sequencer:
+        registered, from the clock after the record is composed (up to
+        :data:`SCHEDULES_AHEAD` wait), with ``skip`` when the emitter sent the first data
+        half-flit itself.
+    credits, pending : Out(credit_array(CREDIT_BITS))
+        Credits held and credits still to return, as of the records composed so far.
+    """
+
+    def __init__(self):
+        super().__init__({
+            **window_members(),
+            "rsp_next": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
+            "req_pop": Out(range(REQ_LIMIT + 1)),
+            "rsp_pop": Out(range(RSP_LIMIT + 1)),
+            "grant": In(credit_update_layout),
+            "give": In(credit_update_layout),
+            "give_init": In(1),
+            "req_hidden": In(1),
+            "want": In(1),
+            "record": Out(stream.Signature(record_layout)),
+            "direct": Out(1),
+            "first_req": Out(1),
+            "skip": In(1),
+            "schedule": Out(stream.Signature(schedule_layout)),
+            "credits": Out(credit_array(CREDIT_BITS)),
+            "pending": Out(credit_array(CREDIT_BITS)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        init = Signal()                  # the message is composed: traffic may follow
+        swap = Signal()                  # the next control shares its flit with an owed half
+        req_out = Signal(range(REQ_LIMIT + 1))
+        rsp_out = Signal(range(RSP_LIMIT + 1))
+        req_out_next = Signal.like(req_out)
+        rsp_out_next = Signal.like(rsp_out)
+        # The rate-limit allowances as the decision takes them, registered beside the counts.
+        req_allowed = Signal(REQS_PER_CONTROL, init=(1 << REQS_PER_CONTROL) - 1)
+        rsp_allowed = Signal(RSP_LIMIT, init=(1 << RSP_LIMIT) - 1)
+        m.d.comb += [req_out_next.eq(req_out), rsp_out_next.eq(rsp_out)]
+        m.d.sync += [
+            req_out.eq(req_out_next), rsp_out.eq(rsp_out_next),
+            req_allowed.eq(thermometer(REQ_LIMIT - req_out_next, REQS_PER_CONTROL)),
+            rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out_next, RSP_LIMIT)),
+        ]
+        fc_pending = Cat(*(self.pending[c][s].any() for c in CreditClass for s in CreditSlot)).any()
+        # Requests minus responses issued, saturating (README §3 rule 3).
+        lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
+        total = self._totals(m)
+        capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
+        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped)
+
+        # Clock A: the decision, registered. Clock B: placed and applied; the record written.
+        # The windows' heads do not move between A and B (entries only join at the tail).
+        chosen = Signal()                # a decision is registered (clock B next)
+        msg = Signal()
+        m.submodules.place = place = ControlPlacer()
+        m.d.comb += [
+            place.req.eq(self.req), place.req_count.eq(self.req_count),
+            place.rsp.eq(self.rsp), place.rsp_count.eq(self.rsp_count),
+            place.pending.eq(self.pending), place.rsp_total.eq(total),
+        ]
+        cands = self._candidates(m, swap, req_out, rsp_out, total)
+        chosen_cand = cands[place.n_req][place.n_rsp]
+        rec = Signal(record_layout)
+        m.d.comb += [
+            rec.msg.eq(msg), rec.halves.eq(Mux(msg, 0, chosen_cand.halves)),
+            rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
+        ]
+        queue = self._records(m, chosen, rec, chosen_cand)
+        room = self._schedules(m, chosen & ~msg & (chosen_cand.halves != 0), place.schedule)
+        hidden = Signal()                # a request the choice may take is not shown yet
+        m.d.comb += hidden.eq(self.req_hidden & Array([*req_allowed, 0])[self.req_count])
+        with m.If(chosen):
+            m.d.sync += chosen.eq(0)
+            m.d.comb += [self.req_pop.eq(place.n_req), self.rsp_pop.eq(place.n_rsp)]
+            with m.If(msg):              # its own flit only; nothing owed after it
+                m.d.sync += [init.eq(1), swap.eq(0)]
+                m.d.comb += [req_out_next.eq(Mux(req_out != 0, req_out - 1, 0)),
+                             rsp_out_next.eq(Mux(rsp_out != 0, rsp_out - 1, 0))]
+            with m.Else():
+                m.d.sync += swap.eq(chosen_cand.swap)
+                m.d.comb += [req_out_next.eq(chosen_cand.req_out),
+                             rsp_out_next.eq(chosen_cand.rsp_out)]
+                self._count_lead(m, lead, place.n_req, place.n_rsp)
+        with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room & ~(init & hidden)):
+            msg_due = self.give_init & ~init & ~fc_pending & ~swap
+            nonempty = (dec.n_req != 0) | (dec.n_rsp != 0) | fc_pending
+            with m.If(msg_due | swap | nonempty):
+                m.d.sync += [
+                    chosen.eq(1), msg.eq(msg_due),
+                    place.n_req.eq(Mux(msg_due, 0, dec.n_req)),
+                    place.n_rsp.eq(Mux(msg_due, 0, dec.n_rsp)),
+                    place.req_pool.eq(dec.req_pool), place.rsp_pool.eq(dec.rsp_pool),
+                ]
+        self._account(m, chosen & ~msg, place, capped)
+        return m
+
+    def _records(self, m, chosen, rec, cand):
+        """The record queue, bypassed when empty: a record composed in clock B is offered at
+        once (``direct``), its control half-flit going into the flit presented the clock after.
+        Every record is written; one taken on the bypass is dropped from the queue in the next
+        clock (``stale``), so that the write never waits on the emitter."""
+        m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
+        direct = Signal()
+        stale = Signal()
+        head = Signal()
+        m.d.comb += [
+            head.eq(queue.r_rdy & ~stale),
+            direct.eq(chosen & ~queue.r_rdy),
+            self.direct.eq(direct), self.first_req.eq(cand.first_req),
+            self.record.valid.eq(head | direct),
+            self.record.payload.eq(queue.r_data),
+            queue.r_en.eq((self.record.ready & head) | stale),
+            queue.w_data.eq(rec), queue.w_en.eq(chosen),
+        ]
+        m.d.sync += stale.eq(direct & self.record.ready)
+        with m.If(~queue.r_rdy):
+            m.d.comb += self.record.payload.eq(rec)
+        return queue
+
+    def _schedules(self, m, write, schedule):
+        """The schedule queue toward the data sequencer, in registers: a schedule written in
+        clock B is offered from the next clock. Returns whether a schedule can be written in
+        the clock after next (the decision's gate)."""
+        m.submodules.sched_q = sched_q = WindowQueue(schedule_layout, SCHEDULES_AHEAD, 1,
+                                                     held=SCHEDULES_AHEAD)
+        m.d.comb += [
+            sched_q.i.valid.eq(write), sched_q.i.payload.eq(schedule),
+            sched_q.i.payload.skip.eq(self.skip),
+            self.schedule.valid.eq(sched_q.count != 0),
+            self.schedule.payload.eq(sched_q.entries[0]),
+            sched_q.pop.eq(self.schedule.valid & self.schedule.ready),
+        ]
+        return sched_q.i.ready
+
+    def _account(self, m, applied, place, capped):
+        """Credits spent and granted, credit returns sent and released; the credits held are
+        also kept capped for the decision."""
+        top = (1 << DECIDE_CREDIT_BITS) - 1
+        for c in CreditClass:
+            for s in CreditSlot:
+                name = c.name.lower()
+                held = Signal(CREDIT_BITS, name=f"held_{name}_{s.name.lower()}")
+                m.d.comb += held.eq(self.credits[c][s] - Mux(applied, place.spent[c][s], 0)
+                                    + getattr(self.grant, name)[s])
+                m.d.sync += [
+                    self.credits[c][s].eq(held),
+                    capped[c][s].eq(Mux(held[DECIDE_CREDIT_BITS:].any(), top, held)),
+                    self.pending[c][s].eq(self.pending[c][s] - Mux(applied, place.sent[c][s], 0)
+                                          + getattr(self.give, name)[s]),
+                ]
+
+    @staticmethod
+    def _count_lead(m, lead, n_req, n_rsp):
+        """``lead`` plus the requests minus the responses issued, saturating."""
+        nxt = Signal(range(-FAIR_LEAD_LIMIT - RSP_LIMIT, FAIR_LEAD_LIMIT + REQ_LIMIT))
+        m.d.comb += nxt.eq(lead + n_req - n_rsp)
+        m.d.sync += lead.eq(Mux(nxt < -FAIR_LEAD_LIMIT, -FAIR_LEAD_LIMIT,
+                                Mux(nxt >= FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1, nxt)))
+
+    def _totals(self, m):
+        """Read beats of each prefix of the response window, registered beside the window:
+        ``run`` of each entry less that of the last response taken (``run`` counts every
+        response's read beats as it is queued, modulo 64)."""
+        base = Signal.like(self.rsp[0].run)
+        base_next = Signal.like(base)
+        m.d.comb += base_next.eq(Array([base, *(e.run for e in self.rsp)])[self.rsp_pop])
+        m.d.sync += base.eq(base_next)
+        total = Signal(rsp_totals_layout)
+        for j in range(RSP_LIMIT):
+            m.d.sync += total[j].eq(self.rsp_next[j].run - base_next)
+        return total
+
+    def _decide(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped):
+        """:class:`~scaleup_ip.tl.tx.decide.TxDecide` on the windows and the composer's state."""
+        m.submodules.decide = dec = TxDecide()
+        for j, e in enumerate(self.rsp):
+            m.d.comb += [
+                dec.rsp[j].vc.eq(e.vc), dec.rsp[j].wide.eq(e.wide), dec.rsp[j].total.eq(total[j]),
+                dec.rsp[j].one_vc.eq(Cat(1, *(x.same_vc for x in self.rsp[1:j + 1])).all()),
+            ]
+        for i in range(REQS_PER_CONTROL):
+            m.d.comb += [dec.req[i].vc.eq(self.req[i].vc), dec.req[i].beats.eq(self.req[i].beats),
+                         dec.req[i].wide.eq(self.req[i].wide)]
+        m.d.comb += dec.credits.eq(capped)
+        m.d.comb += [
+            dec.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
+            dec.rsp_valid.eq(thermometer(self.rsp_count, RSP_LIMIT)),
+            dec.req_allowed.eq(req_allowed), dec.rsp_allowed.eq(rsp_allowed),
+            dec.traffic.eq(init), dec.fc_pending.eq(fc_pending),
+            dec.fair.eq((self.rsp_count != 0) & (lead >= 0)),
+            dec.dataless_head.eq((self.req_count != 0) & (self.req[0].beats == 0)),
+        ]
+        return dec
+
+    def _candidates(self, m, swap, req_out, rsp_out, total):
+        """For every count the decision may take, what the record will stand for (README §3
+        rule 7), computed beside the decision in clock A and registered; clock B only selects.
+
+        Returns ``[n_req][n_rsp]`` records of ``(halves, swap after, req_out after, rsp_out
+        after)``: the record's own flit and the data-only flits before the next control each
+        retire one item of each rate limit.
+        """
+        shape = data.StructLayout({"halves": 7, "first_req": 1, "swap": 1,
+                                   "req_out": range(REQ_LIMIT + 1),
+                                   "rsp_out": range(RSP_LIMIT + 1)})
+        rsp_halves = [0, *(2 * t for t in total)]
+        req_halves = [0]
+        for r in self.req[:REQS_PER_CONTROL]:
+            req_halves.append(req_halves[-1] + 2 * r.beats + r.be)
+        table = []
+        for c, h_req in enumerate(req_halves):
+            row = []
+            for j, h_rsp in enumerate(rsp_halves):
+                now = Signal(shape, name=f"cand_{c}_{j}")
+                reg = Signal(shape, name=f"cand_{c}_{j}_r")
+                halves, owed, flits = (Signal(7, name=f"cand_{c}_{j}_{x}")
+                                       for x in ("halves", "owed", "flits"))
+                m.d.comb += [
+                    halves.eq(h_req + h_rsp),
+                    owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
+                    flits.eq(1 + (owed >> 1)),
+                    now.halves.eq(halves), now.swap.eq(owed[0]),
+                    now.first_req.eq(Cat(*(r.beats != 0 for r in self.req[:c])).any()),
+                    now.req_out.eq(Mux(req_out + c > flits, req_out + c - flits, 0)),
+                    now.rsp_out.eq(Mux(rsp_out + j > flits, rsp_out + j - flits, 0)),
+                ]
+                m.d.sync += reg.eq(now)
+                row.append(reg)
+            table.append(Array(row))
+        return Array(table)

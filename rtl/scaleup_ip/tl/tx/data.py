@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Data half-flit producer of the TL packer: each control half-flit's schedule expanded into
+ready-made data half-flits, ahead of the flit emitter."""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..layout import (
+    BEAT_BYTES,
+    HALF_BITS,
+    REQS_PER_CONTROL,
+    MsgType,
+    byte_enable_half,
+    half_pair,
+    message_half,
+)
+from .halves import PUSH_MAX, HalfQueue, half_layout
+from .place import schedule_layout
+
+__all__ = ["DataSequencer", "poison_half", "req_beat_layout", "rsp_beat_layout"]
+
+#: A request data beat as queued: data, its byte enables and OrigDataError.
+req_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "byte_en": BEAT_BYTES, "error": 1})
+#: A read response data beat as queued.
+rsp_beat_layout = data.StructLayout({"data": 2 * HALF_BITS, "error": 1})
+
+#: The next beat of a schedule: from which queue, and whether the byte-enable half-flit of its
+#: request follows it (none of them: the schedule is done).
+_kind = data.StructLayout({"req": 1, "rsp": 1, "be": 1})
+
+
+class _State:
+    """What is left of a schedule: beats per request and of the responses, byte-enable halves
+    still due, and the byte enables of the current request's beats so far (``acc``; left over
+    from an earlier request until the current one's first beat)."""
+
+    def __init__(self, name):
+        self.sched = Signal(schedule_layout, name=f"{name}_sched")
+        self.beats = [Signal(3, name=f"{name}_r{i}_beats") for i in range(REQS_PER_CONTROL)]
+        self.be = [Signal(name=f"{name}_r{i}_be") for i in range(REQS_PER_CONTROL)]
+        self.rsp_beats = Signal(6, name=f"{name}_rsp_beats")
+        self.acc = Signal(byte_enable_half, name=f"{name}_acc")
+
+    def signals(self):
+        """Everything but ``acc``."""
+        return [self.sched, *self.beats, *self.be, self.rsp_beats]
+
+    def kind(self, m, name):
+        """What the next beat is, as a :data:`_kind` signal: from the request-data queue, from
+        the response-data queue, and whether a byte-enable half-flit follows it."""
+        kind = Signal(_kind, name=f"{name}_kind")
+        req = [b != 0 for b in self.beats]
+        be = 0                           # of the first request with beats left
+        for i in reversed(range(REQS_PER_CONTROL)):
+            be = Mux(req[i], self.be[i] & (self.beats[i] == 1), be)
+        m.d.comb += [
+            kind.req.eq(Cat(req).any()),
+            kind.rsp.eq(~Cat(req).any() & (self.rsp_beats != 0)),
+            kind.be.eq(be),
+        ]
+        return kind
+
+
+def poison_half(half, error):
+    """A data half, or the Poisoned Data message replacing it (bytes 1..31 kept) [§5.3]."""
+    msg = data.View(message_half, half)
+    return Mux(error, Cat(MsgType.POISONED_DATA, msg.rest), half)
+
+
+class DataSequencer(wiring.Component):
+    """Turns the schedules of control half-flits into data half-flits, one beat per clock,
+    ahead of the flit emitter.
+
+    Members
+    -------
+    schedule : In(stream.Signature(schedule_layout))
+        The data each control half-flit calls for, in control order. ``ready`` (registered)
+        is set once every beat of the schedule before it is written. With ``skip`` the first
+        data half-flit is not written (the emitter sent it from the head of its data queue).
+    req_data, rsp_data : In(stream)
+        Heads of the request-data and response-data queues, one 64-byte beat each.
+    halves : Out(ArrayLayout(half_layout, 2))
+        The next two data half-flits in sequence order (valid as ``avail`` says).
+    avail : Out(range(3))
+        Half-flits available now. From a register.
+    take : In(range(3))
+        Half-flits consumed this clock (at most ``avail``).
+
+    A beat leaves its queue when its two half-flits, and after a request's last beat the
+    request's byte-enable half-flit (README §1), are written into a :class:`HalfQueue`; a beat
+    with ``error`` set becomes two Poisoned Data messages. The decision to write depends only
+    on registers (this block's state, the queue heads' ``valid``, the half-flit queue's fill
+    level, the head schedule), never on ``take``.
+
+    Latency: the first half-flit of a schedule is in ``halves`` the clock after its schedule is
+    accepted when its beat is at the head of its queue. Throughput: one beat (two or three
+    half-flits) per clock, so two half-flits per clock while beats are queued. Overflow: none;
+    the beat waits while the half-flit queue is full.
+    """
+
+    def __init__(self):
+        super().__init__({
+            "schedule": In(stream.Signature(schedule_layout)),
+            "req_data": In(stream.Signature(req_beat_layout)),
+            "rsp_data": In(stream.Signature(rsp_beat_layout)),
+            "halves": Out(data.ArrayLayout(half_layout, 2)),
+            "avail": Out(range(3)),
+            "take": In(range(3)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.queue = queue = HalfQueue()
+        m.d.comb += [self.halves.eq(queue.halves), self.avail.eq(queue.avail),
+                     queue.take.eq(self.take)]
+        reg = _State("reg")
+        reg_kind = Signal(_kind)                        # reg.kind(), registered
+        fresh = _State("fresh")                         # the offered schedule, nothing sent yet
+        sched = self.schedule.payload
+        m.d.comb += [
+            fresh.sched.eq(sched),
+            *(fresh.beats[i].eq(sched.req[i].beats) for i in range(REQS_PER_CONTROL)),
+            *(fresh.be[i].eq(sched.req[i].be) for i in range(REQS_PER_CONTROL)),
+            fresh.rsp_beats.eq(sched.rsp_beats),
+        ]
+        idle = Signal()                                 # nothing left of the schedule
+        start = Signal()                                # ... so begin the offered one
+        m.d.comb += [idle.eq(~reg_kind.req & ~reg_kind.rsp),
+                     start.eq(idle & self.schedule.valid)]
+        cur = _State("cur")
+        cur_kind = Signal(_kind)
+        m.d.comb += [a.eq(Mux(start, b, c))
+                     for a, b, c in zip(cur.signals(), fresh.signals(), reg.signals())]
+        m.d.comb += [cur.acc.eq(reg.acc),
+                     cur_kind.eq(Mux(start, fresh.kind(m, "fresh"), reg_kind))]
+        after, push, pop_req, pop_rsp = self._step(m, cur, cur_kind, queue)
+        m.d.comb += [
+            self.schedule.ready.eq(idle),
+            queue.push.eq(push),
+            self.req_data.ready.eq(pop_req), self.rsp_data.ready.eq(pop_rsp),
+        ]
+        nxt = _State("next")
+        m.d.comb += [a.eq(Mux(push != 0, b, c))
+                     for a, b, c in zip(nxt.signals(), after.signals(), cur.signals())]
+        m.d.sync += [a.eq(b) for a, b in zip(reg.signals(), nxt.signals())]
+        m.d.sync += reg_kind.eq(nxt.kind(m, "next"))
+        # The byte enables follow the request-data queue's head whether or not its beat goes
+        # now (gathering a beat twice changes nothing), so they wait only on registers.
+        with m.If(cur_kind.req & self.req_data.valid):
+            m.d.sync += reg.acc.eq(after.acc)
+        return m
+
+    def _step(self, m, cur, kind, queue):
+        """One beat from state ``cur`` (whose next beat is ``kind``) into the half-flit queue.
+        Returns the state after it, the half-flits written (0 when the beat is not there or the
+        queue has no space) and which data queue (request, response) it pops."""
+        after = _State("after")
+        m.d.comb += [a.eq(b) for a, b in zip(after.signals(), cur.signals())]
+        req, rsp = self.req_data, self.rsp_data
+        from_req, from_rsp, be_now = kind.req, kind.rsp, kind.be
+        beat = data.View(half_pair, Mux(from_req, req.payload.data, rsp.payload.data))
+        error = Mux(from_req, req.payload.error, rsp.payload.error)
+        be_half = Signal(byte_enable_half)
+        skip = cur.sched.skip            # the beat's first half-flit was sent already
+        halves = [poison_half(beat[k], error) for k in range(2)]
+        m.d.comb += [
+            queue.push_data[0].data.eq(Mux(skip, halves[1], halves[0])),
+            queue.push_data[1].data.eq(Mux(skip, be_half, halves[1])),
+            queue.push_data[0].msg.eq(error), queue.push_data[1].msg.eq(~skip & error),
+            queue.push_data[PUSH_MAX - 1].data.eq(be_half),
+            after.sched.skip.eq(0),
+        ]
+        for i in range(REQS_PER_CONTROL):
+            cond = cur.beats[i] != 0
+            with (m.If(cond) if i == 0 else m.Elif(cond)):
+                pos = Signal(2, name=f"r{i}_pos")        # the beat's 64-byte slot
+                entry = cur.sched.req[i]
+                first = cur.beats[i] == entry.beats     # the request's first beat
+                m.d.comb += [
+                    pos.eq(entry.be_pos + entry.beats - cur.beats[i]),
+                    *(be_half[s].eq(Mux(first, 0, cur.acc[s])
+                                    | Mux(pos == s, req.payload.byte_en, 0))
+                      for s in range(byte_enable_half.length)),
+                    after.beats[i].eq(cur.beats[i] - 1),
+                    after.acc.eq(be_half),
+                    after.be[i].eq(cur.be[i] & ~be_now),
+                ]
+        with m.Elif(from_rsp):
+            m.d.comb += after.rsp_beats.eq(cur.rsp_beats - 1)
+        ok = Signal()
+        push = Signal(range(PUSH_MAX + 1))
+        m.d.comb += [
+            ok.eq(((from_req & req.valid) | (from_rsp & rsp.valid)) & queue.space),
+            push.eq(Mux(ok, 2 + be_now - skip, 0)),
+        ]
+        return after, push, ok & from_req, ok & from_rsp

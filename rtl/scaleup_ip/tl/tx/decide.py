@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The TL packer's decision: how many requests and responses the next control half takes."""
+
+from amaranth import Array, Cat, Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..layout import (
+    FAIR_RESPONSES_AHEAD,
+    MAX_BEATS,
+    REQS_PER_CONTROL,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    CreditClass,
+    CreditSlot,
+    credit_array,
+)
+from .place import request_footprints
+
+__all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
+           "thermometer"]
+
+#: Width of the capped credit counters the decision compares: 127 covers the most one control
+#: half can spend of any class (8 responses of 4 beats).
+DECIDE_CREDIT_BITS = 7
+
+#: Beats a prefix of the response window can need: 8 responses of 4 beats.
+_PREFIX_BEATS = RSP_LIMIT * MAX_BEATS
+
+#: What the decision needs of a request at the head of the request window: its VC, data beats
+#: and whether its field is uncompressed (4 sectors, else 2).
+decide_req_layout = data.StructLayout({"vc": 2, "beats": range(MAX_BEATS + 1), "wide": 1})
+
+#: What the decision needs of response ``j`` of the response window: its VC, whether its field
+#: is uncompressed, the read beats of responses ``0..j`` together, and whether responses
+#: ``0..j`` all share response 0's VC. The composer keeps the last two as it fills the window.
+decide_rsp_layout = data.StructLayout({
+    "vc": 2, "wide": 1, "total": range(_PREFIX_BEATS + 1), "one_vc": 1,
+})
+
+
+def thermometer(value, width):
+    """Bit ``i`` set when ``value > i``."""
+    return Cat(*(value > i for i in range(width)))
+
+
+def _at_least(counter, value, width):
+    """``counter >= value`` for a wide counter and a ``width``-bit value."""
+    return counter[width:].any() | (counter[:width] >= value)
+
+
+def _ends(take):
+    """One-hot end of a prefix: ``take`` (a thermometer, bit ``j`` = prefix of ``j + 1`` taken)
+    ends at bit ``j``."""
+    return [take[j] & ~take[j + 1] if j + 1 < len(take) else take[j] for j in range(len(take))]
+
+
+def _count(m, take, name):
+    """The length of the prefix ``take`` describes, from its one-hot end (no adder)."""
+    count = Signal(range(len(take) + 1), name=name)
+    ends = _ends(take)
+    m.d.comb += count.eq(
+        Cat(*(Cat(*(e for j, e in enumerate(ends) if (j + 1) >> b & 1)).any()
+              for b in range(len(count)))))
+    return count
+
+
+def _pool(take, by_vc):
+    """Whether the prefix ``take`` describes spends pool credits."""
+    return Cat(*(e & ~v for e, v in zip(_ends(take), by_vc))).any()
+
+
+class TxDecide(wiring.Component):
+    """How many requests and responses the next control half-flit takes (README §3 rules 3, 4
+    and 6), from registered state, within one clock. Combinational.
+
+    Members
+    -------
+    req : In(ArrayLayout(decide_req_layout, 4)), req_valid : In(4)
+        The four oldest requests; bit ``i`` of ``req_valid`` set when request ``i`` is there
+        (a thermometer).
+    rsp : In(ArrayLayout(decide_rsp_layout, 8)), rsp_valid : In(8)
+        The eight oldest responses, likewise.
+    credits : In(credit_array(DECIDE_CREDIT_BITS))
+        Credits held, each counter capped at 127 (no control half can spend more than 32 of
+        one class).
+    req_allowed, rsp_allowed : In
+        Source rate limits [§5.7] as thermometers: bit ``i`` set when the allowance is more
+        than ``i``.
+    traffic : In(1)
+        Requests and responses may be sent.
+    fair : In(1)
+        Responses wait and requests are not behind by the fairness count: at most one
+        request (rule 3).
+    dataless_head : In(1)
+        The oldest request has no data: at most ``n_req + FAIR_RESPONSES_AHEAD`` responses
+        (rule 4).
+    fc_pending : In(1)
+        A credit return is pending: a sector is kept free for a Flow Control field (rule 2).
+    n_req, n_rsp : Out
+        Requests and responses taken.
+    req_pool, rsp_pool : Out(1)
+        The taken requests (responses) spend pool credits (POOL = 1), else their VC's.
+
+    Every condition of a prefix is computed for every prefix length in parallel, the
+    responses' for each of the five request counts; the longest prefix that meets them all is
+    a priority pick. Credits are compared with the counters directly (rule 6 needs only a
+    prefix's total beats and whether it is one VC run).
+    """
+
+    def __init__(self):
+        super().__init__({
+            "req": In(data.ArrayLayout(decide_req_layout, REQS_PER_CONTROL)),
+            "req_valid": In(REQS_PER_CONTROL),
+            "rsp": In(data.ArrayLayout(decide_rsp_layout, RSP_LIMIT)),
+            "rsp_valid": In(RSP_LIMIT),
+            "credits": In(credit_array(DECIDE_CREDIT_BITS)),
+            "req_allowed": In(REQS_PER_CONTROL),
+            "rsp_allowed": In(RSP_LIMIT),
+            "traffic": In(1),
+            "fair": In(1),
+            "dataless_head": In(1),
+            "fc_pending": In(1),
+            "n_req": Out(range(REQS_PER_CONTROL + 1)),
+            "n_rsp": Out(range(RSP_LIMIT + 1)),
+            "req_pool": Out(1),
+            "rsp_pool": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        req_ok, req_vc = self._credit(m, "req", CreditClass.REQ_CMD, CreditClass.REQ_DATA,
+                                      self.req[0].vc, self._request_prefixes(m))
+        _, ends, used = request_footprints(m, [r.wide for r in self.req], "decide")
+        take = Signal(REQS_PER_CONTROL)
+        for i in range(REQS_PER_CONTROL):
+            # The fields end within the half and leave a sector free for FC when one is due.
+            room = (ends[i + 1] <= SECTORS_PER_HALF) & \
+                (used[i + 1] <= SECTORS_PER_HALF - self.fc_pending)
+            cond = (self.traffic & self.req_valid[i] & self.req_allowed[i] & req_ok[i] & room)
+            if i:
+                cond = cond & take[i - 1] & ~self.fair
+            m.d.comb += take[i].eq(cond)
+        m.d.comb += [
+            self.n_req.eq(_count(m, take, "req_n")),
+            self.req_pool.eq(_pool(take, req_vc)),
+        ]
+        self._responses(m, ends, used)
+        return m
+
+    def _request_prefixes(self, m):
+        """``(total beats, one VC run)`` of each request prefix."""
+        prefixes = [(self.req[0].beats, 1)]
+        for i in range(1, REQS_PER_CONTROL):
+            total = Signal(range((i + 1) * MAX_BEATS + 1), name=f"req_p{i + 1}_beats")
+            m.d.comb += total.eq(prefixes[-1][0] + self.req[i].beats)
+            prefixes.append((total, prefixes[-1][1] & (self.req[i].vc == self.req[0].vc)))
+        return prefixes
+
+    def _credit(self, m, name, cmd_cls, data_cls, vc0, prefixes):
+        """Rule 6 for each prefix: ``(ok, by_vc)`` lists."""
+        cmd, dat = self.credits[cmd_cls], self.credits[data_cls]
+        oks, by_vcs = [], []
+        for n, (total, one_vc) in enumerate(prefixes, 1):
+            width = len(total)
+            vc_fit = Array(_at_least(cmd[CreditSlot.VC0 + v], n, width)
+                           & _at_least(dat[CreditSlot.VC0 + v], total, width) for v in range(4))
+            by_vc, ok = Signal(name=f"{name}_p{n}_vc"), Signal(name=f"{name}_p{n}_ok")
+            m.d.comb += [
+                by_vc.eq(one_vc & vc_fit[vc0]),
+                ok.eq(by_vc | (_at_least(cmd[CreditSlot.POOL], n, width)
+                               & _at_least(dat[CreditSlot.POOL], total, width))),
+            ]
+            oks.append(ok)
+            by_vcs.append(by_vc)
+        return oks, by_vcs
+
+    def _responses(self, m, ends, used):
+        rsp = self.rsp
+        ok, by_vc = self._credit(m, "rsp", CreditClass.RSP_CMD, CreditClass.RSP_DATA, rsp[0].vc,
+                                 [(e.total, e.one_vc) for e in rsp])
+        common = Signal(RSP_LIMIT)       # every condition but room in the half-flit
+        for j in range(RSP_LIMIT):
+            cond = self.traffic & self.rsp_valid[j] & self.rsp_allowed[j] & ok[j]
+            if j:
+                cond = cond & ~rsp[j].wide
+            m.d.comb += common[j].eq(cond)
+        counts, pools = [], []
+        for n_req in range(REQS_PER_CONTROL + 1):
+            take = Signal(RSP_LIMIT, name=f"rsp_take_{n_req}req")
+            for j in range(RSP_LIMIT):
+                room = Signal(name=f"rsp_room_{n_req}req_{j}")
+                sectors = rsp[0].wide + j + 1
+                m.d.comb += room.eq(
+                    (ends[n_req] + sectors <= SECTORS_PER_HALF)
+                    & (used[n_req] + sectors <= SECTORS_PER_HALF - self.fc_pending))
+                fair = ~self.dataless_head if j + 1 > n_req + FAIR_RESPONSES_AHEAD else 1
+                m.d.comb += take[j].eq(Cat(common[:j + 1], room, fair).all())
+            counts.append(_count(m, take, f"rsp_n_{n_req}req"))
+            pools.append(_pool(take, by_vc))
+        m.d.comb += [
+            self.n_rsp.eq(Array(counts)[self.n_req]),
+            self.rsp_pool.eq(Array(pools)[self.n_req]),
+        ]

@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""UALink TL transmit: UPLI requests and responses packed into 64-byte TL flits."""
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
+
+from ...config import ConfiguredComponent
+from ...skid import SkidBuffer
+from ..layout import (
+    CREDIT_BITS,
+    REQ_LIMIT,
+    RSP_LIMIT,
+    TlConfig,
+    UpliError,
+    cached_request_layout,
+    credit_array,
+    credit_update_layout,
+    flit_stream,
+    half_pair,
+    tx_cache_port,
+    upli_members,
+)
+from ..queue import WindowQueue
+from .cache import TxAddrCache
+from .compose import TxCompose
+from .data import DataSequencer, poison_half
+from .halves import half_layout
+from .intake import TxIntake
+from .place import encode_request, tx_req_entry, tx_rsp_entry
+
+__all__ = ["WANT_AHEAD", "TlTx"]
+
+#: The emitter asks for control half-flits to be composed while at most this many data
+#: half-flits are still owed: two records of two clocks each must be ready when the owed data
+#: ends (two owed half-flits leave per clock).
+WANT_AHEAD = 9
+
+
+class TlTx(ConfiguredComponent):
+    """The TL packer: one 64-byte TL flit per clock from UPLI traffic (README §3).
+
+    Parameters
+    ----------
+    config : TlConfig
+
+    Members
+    -------
+    req, orig, rd_rsp, wr_rsp : In(stream)
+        UPLI requests with originator data, read response beats and write responses.
+    flit : Out(flit_stream())
+        TL flits toward the data link. Registered; held while ``ready`` is low.
+    grant : In(credit_update_layout)
+        Credits the peer granted this clock (decoded from received FC fields).
+    give : In(credit_update_layout)
+        Credits the local receiver released this clock, to return in FC fields.
+    give_init : In(1)
+        The local receiver's initial release is complete (it rises at least one clock after the
+        release appears on ``give``). Then, once all of it is sent, this TL sends Initial
+        Credit Release Complete and may start sending requests and responses.
+    init_sent : Out(1)
+        Initial Credit Release Complete has been sent.
+    tx_cache : Out(tx_cache_port())
+        Only with an address cache (``config.cache_ways``): its policy, invalidations, clear,
+        busy flag and counters (:class:`~scaleup_ip.tl.tx.cache.TxAddrCache`). Requests then reach
+        the request queue 3 clocks later, so their latency is 6 clocks instead of 3.
+    credits : Out(credit_array(CREDIT_BITS))
+        Credits held (for credit-conservation checks).
+    pending : Out(credit_array(CREDIT_BITS))
+        Credits released by the local receiver and not yet sent.
+    upli_events : Out(len(UpliError))
+        Pulses of :attr:`~scaleup_ip.tl.layout.UpliError.TRUNCATED_BURST` and
+        :attr:`~scaleup_ip.tl.layout.UpliError.RSP_SEQUENCE` when a write burst or a multi-beat read
+        response was closed early and its missing beats are sent poisoned (README §5).
+
+    Control half-flits are composed ahead of the flits that carry them
+    (:class:`~scaleup_ip.tl.tx.compose.TxCompose`, two clocks each, up to three ahead). The data
+    half-flits each calls for are made ready, one beat per clock, from the clock after it is
+    composed (:class:`~scaleup_ip.tl.tx.data.DataSequencer`, fed from registers only); the flit
+    emitter follows the flit rule from ``owed``, the head record and how many data half-flits
+    are ready. Latency: a request or response accepted at clock ``t`` can leave in the flit
+    presented at ``t + 3`` when the link is idle: a control composed while no record is
+    queued goes straight into the flit register, and when no data is owed its first data
+    half-flit comes from the oldest beat of its data queue (in the register stage after the
+    block RAM, or at the block RAM's output), the sequencer skipping it. Throughput: one flit
+    per clock while data is queued, except that a run of control half-flits without data goes
+    at one per two clocks, and a control sent that way with more data waits a clock for its
+    next two half-flits.
+    """
+
+    config_class = TlConfig
+
+    def __init__(self, config):
+        super().__init__(config, lambda config: {
+            **upli_members(In),
+            **({} if config.tx_cache is None else {"tx_cache": Out(tx_cache_port())}),
+            "flit": Out(flit_stream()),
+            "grant": In(credit_update_layout),
+            "give": In(credit_update_layout),
+            "give_init": In(1),
+            "init_sent": Out(1),
+            "credits": Out(credit_array(CREDIT_BITS)),
+            "pending": Out(credit_array(CREDIT_BITS)),
+            "upli_events": Out(len(UpliError)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self._config
+        m.submodules.intake = intake = TxIntake()
+        m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth, REQ_LIMIT)
+        # Every queued response in registers: a control may take 8 and the next is decided two
+        # clocks later, so a FIFO refilling one per clock would hide responses (README §3).
+        # Requests need no more: a control takes at most 4, and the composer waits while the
+        # rate limit allows more than the window shows and more wait behind it.
+        m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth, RSP_LIMIT,
+                                                 held=cfg.tx_rsp_depth)
+        m.submodules.req_data = req_data = SyncFIFOBuffered(
+            width=len(intake.req_beat.payload.as_value()), depth=cfg.tx_data_depth)
+        m.submodules.rsp_data = rsp_data = SyncFIFOBuffered(
+            width=len(intake.rsp_beat.payload.as_value()), depth=cfg.tx_data_depth)
+        m.submodules.compose = comp = TxCompose()
+        m.submodules.seq = seq = DataSequencer()
+        for port in ("req", "orig", "rd_rsp", "wr_rsp"):
+            wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
+        m.d.comb += [
+            self.upli_events[UpliError.TRUNCATED_BURST].eq(intake.req_truncated),
+            self.upli_events[UpliError.RSP_SEQUENCE].eq(intake.rsp_truncated),
+        ]
+        self._requests(m, intake.req_out, req_q.i)
+        wiring.connect(m, intake.rsp_entry, rsp_q.i)
+        heads = []
+        for name, fifo, src, dst in (("req", req_data, intake.req_beat, seq.req_data),
+                                     ("rsp", rsp_data, intake.rsp_beat, seq.rsp_data)):
+            # A register stage between each data queue's block RAM and the sequencer: the
+            # emitter's choice never reaches the RAM's read port in the same clock.
+            m.submodules[f"{name}_skid"] = skid = SkidBuffer(src.payload.shape())
+            m.d.comb += [
+                fifo.w_data.eq(src.payload), fifo.w_en.eq(src.valid), src.ready.eq(fifo.w_rdy),
+                skid.i.payload.eq(fifo.r_data), skid.i.valid.eq(fifo.r_rdy),
+                fifo.r_en.eq(skid.i.ready),
+            ]
+            wiring.connect(m, skid.o, dst)
+            # The oldest beat: in the register stage, else at the block RAM's output.
+            head = Signal(data.StructLayout({"valid": 1, "beat": src.payload.shape()}),
+                          name=f"{name}_head")
+            m.d.comb += [head.valid.eq(skid.o.valid | fifo.r_rdy),
+                         head.beat.eq(Mux(skid.o.valid, skid.o.payload, fifo.r_data))]
+            heads.append(head)
+        m.d.comb += [
+            comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
+            comp.req_hidden.eq(req_q.hidden),
+            comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
+            comp.rsp_next.eq(rsp_q.entries_next),
+            req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
+            comp.grant.eq(self.grant), comp.give.eq(self.give), comp.give_init.eq(self.give_init),
+            self.credits.eq(comp.credits), self.pending.eq(comp.pending),
+        ]
+        wiring.connect(m, comp.schedule, seq.schedule)
+        self._emit(m, comp, seq, heads)
+        return m
+
+    def _requests(self, m, requests, queue):
+        """Requests into the request queue, through the address cache when there is one."""
+        item = Signal(cached_request_layout)
+        if self._config.tx_cache is None:
+            m.d.comb += [item.req.eq(requests.payload), queue.valid.eq(requests.valid),
+                         requests.ready.eq(queue.ready)]
+        else:
+            m.submodules.cache = cache = TxAddrCache(self._config.tx_cache)
+            wiring.connect(m, requests, cache.i)
+            ctl = self.tx_cache
+            wiring.connect(m, wiring.flipped(ctl.invalidate), cache.invalidate)
+            m.d.comb += [cache.policy.eq(ctl.policy), cache.clear_valid.eq(ctl.clear_valid),
+                         ctl.clear_ready.eq(cache.clear_ready), ctl.busy.eq(cache.busy),
+                         ctl.counts.eq(cache.counts)]
+            m.d.comb += [item.eq(cache.o.payload), queue.valid.eq(cache.o.valid),
+                         cache.o.ready.eq(queue.ready)]
+        encode_request(m, item, queue.payload)
+
+    def _emit(self, m, comp, seq, heads):
+        """The flit rule of README §3: each flit from the owed data half-flits and the next
+        record. The data half-flits come ready-made from ``seq``; the choice depends on
+        registers (``owed``, the record queue) and on how many half-flits ``seq`` has."""
+        owed = Signal(7)
+        record = comp.record
+        rec, has = record.payload, record.valid
+        halves = rec.halves
+        load = Signal()                  # the output register takes a new flit this clock
+        control = Signal()               # ... and it holds a new control half-flit
+        nxt = Signal.like(self.flit.payload)
+        m.d.comb += [
+            load.eq(~self.flit.valid | self.flit.ready),
+            # Compose ahead only while flits are moving: records see what arrived by then.
+            comp.want.eq(load & (owed <= WANT_AHEAD)),
+        ]
+        emit = Signal()
+        go = Signal()
+        first = self._first_half(m, comp.first_req, heads)
+        with m.If(owed >= 2):
+            m.d.comb += [
+                emit.eq(seq.avail == 2), seq.take.eq(Mux(go, 2, 0)),
+                nxt.data[0].eq(seq.halves[0].data), nxt.data[1].eq(seq.halves[1].data),
+                nxt.msg.eq(Cat(seq.halves[0].msg, seq.halves[1].msg)),
+            ]
+        with m.Elif(has & rec.msg):
+            m.d.comb += [emit.eq(1), nxt.data[0].eq(rec.half), nxt.msg.eq(0b01),
+                         record.ready.eq(go)]
+            with m.If(load):
+                m.d.sync += self.init_sent.eq(1)
+        with m.Elif(owed == 1):
+            m.d.comb += [
+                emit.eq(has & (seq.avail != 0)), control.eq(1),
+                nxt.data[0].eq(rec.half), nxt.data[1].eq(seq.halves[0].data),
+                nxt.msg.eq(Cat(Const(0, 1), seq.halves[0].msg)),
+            ]
+        with m.Else():
+            # A direct record's first data half-flit comes from the head of its data queue
+            # (nothing else is owed or queued, so the sequencer is idle); the sequencer, given
+            # the record's schedule in the next clock, skips it.
+            half = Signal(half_layout)
+            m.d.comb += [
+                half.eq(Mux(comp.direct, first.half, seq.halves[0])),
+                emit.eq(has & ((halves == 0) | Mux(comp.direct, first.valid, seq.avail != 0))),
+                control.eq(1),
+                nxt.data[0].eq(rec.half),
+                nxt.data[1].eq(Mux(halves != 0, half.data, 0)),
+                nxt.msg.eq(Cat(Const(0, 1), (halves != 0) & half.msg)),
+            ]
+        placed = Signal()
+        m.d.comb += [go.eq(load & emit), placed.eq(go & control),
+                     comp.skip.eq(placed & (owed == 0) & comp.direct & (halves != 0))]
+        with m.If(control & (owed <= 1)):
+            m.d.comb += seq.take.eq(Mux(go & ((owed == 1) | ((halves != 0) & ~comp.direct)),
+                                        1, 0))
+        with m.If(placed):
+            m.d.comb += record.ready.eq(1)
+        with m.If(load):
+            m.d.sync += [self.flit.valid.eq(emit), self.flit.payload.eq(nxt)]
+        with m.If(go):
+            with m.If(owed >= 2):
+                m.d.sync += owed.eq(owed - 2)
+            with m.Elif(control & (owed == 0)):
+                m.d.sync += owed.eq(Mux(halves != 0, halves - 1, 0))
+            with m.Elif(control):
+                m.d.sync += owed.eq(halves)
+
+    @staticmethod
+    def _first_half(m, first_req, heads):
+        """The first half-flit of the oldest beat of the request-data (``first_req``) or
+        response-data queue, as a Poisoned Data message when the beat has ``error``; ``valid``
+        when that beat is there."""
+        first = Signal(data.StructLayout({"valid": 1, "half": half_layout}))
+        for k, head in enumerate(heads):
+            with m.If(first_req if k == 0 else ~first_req):
+                beat = data.View(half_pair, head.beat.data)
+                m.d.comb += [first.valid.eq(head.valid), first.half.msg.eq(head.beat.error),
+                             first.half.data.eq(poison_half(beat[0], head.beat.error))]
+        return first

@@ -1,0 +1,348 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Placement of a decided control half-flit: its sectors, the credits it spends and returns, and
+the data it calls for."""
+
+from functools import reduce
+
+from amaranth import Array, Cat, Const, Module, Mux, Shape, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from ..layout import (
+    BEAT_BYTES,
+    CACHE_LINE_LSB,
+    CACHE_TAG_LSB,
+    CMD_CREDIT_MAX,
+    CREDIT_BITS,
+    DATA_CREDIT_MAX,
+    REQ_LIMIT,
+    REQS_PER_CONTROL,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    CreditClass,
+    CreditSlot,
+    FType,
+    ReqCmd,
+    compressed_request,
+    control_half,
+    credit_array,
+    flow_control,
+    single_beat_response,
+    uncompressed_request,
+    uncompressed_response,
+    write_or_multi_response,
+)
+
+__all__ = [
+    "ControlPlacer",
+    "encode_request",
+    "request_footprints",
+    "rsp_totals_layout",
+    "schedule_layout",
+    "tx_req_entry",
+    "tx_rsp_entry",
+    "window_members",
+]
+
+#: Bit of the POOL flag in each field, from the layouts [Tables 5-29..5-36].
+_REQ_POOL_BIT = {True: uncompressed_request["pool"].offset,
+                 False: compressed_request["pool"].offset}
+_RSP_POOL_BIT = {True: uncompressed_response["pool"].offset,
+                 False: write_or_multi_response["pool"].offset}
+assert write_or_multi_response["pool"].offset == single_beat_response["pool"].offset
+
+#: Sectors of a request field: uncompressed (``wide``) and compressed [Table 5-2].
+_WIDE_SECTORS, _NARROW_SECTORS = (Shape.cast(layout).width // 32
+                                  for layout in (uncompressed_request, compressed_request))
+#: The only gap a placement can leave: a compressed request at 1-0, an uncompressed at 7-4.
+_GAP_START, _GAP_SECTORS = _NARROW_SECTORS, _WIDE_SECTORS - _NARROW_SECTORS
+
+#: A request waiting in the packer: its encoded field (POOL still 0) and what its data needs.
+tx_req_entry = data.StructLayout({
+    "field": uncompressed_request.size,     # a compressed field uses the low 64 bits
+    "wide": 1,                              # uncompressed, 4 sectors (else 2)
+    "vc": 2,
+    "beats": 3,        # data beats, 0 for reads
+    "be": 1,           # a byte-enable half-flit follows the data
+    "be_pos": 2,       # ReqAddr[7:6]: where beat 0's byte enables go in that half-flit
+})
+
+#: A response waiting in the packer: its encoded field (POOL still 0).
+tx_rsp_entry = data.StructLayout({
+    "field": 64,       # compressed fields use the low 32 bits
+    "wide": 1,         # uncompressed, 2 sectors
+    "vc": 2,
+    "beats": 3,        # read data beats, 0 for write responses
+    "run": 6,          # read beats of every response queued so far, this one included, mod 64
+    "same_vc": 1,      # same VC as the response queued before it
+})
+
+#: Read beats of responses ``0..j`` of the response window together, for each ``j`` (at most
+#: 8 responses of 4 beats: 32; the width of ``run``).
+rsp_totals_layout = data.ArrayLayout(tx_rsp_entry["run"].shape, RSP_LIMIT)
+
+#: The data half-flits a control half-flit calls for, in order.
+schedule_layout = data.StructLayout({
+    "req": data.ArrayLayout(data.StructLayout({"beats": 3, "be": 1, "be_pos": 2}),
+                            REQS_PER_CONTROL),
+    "rsp_beats": 6,
+    "skip": 1,         # the first data half-flit went with the control, from the data queue [ours]
+})
+
+
+def window_members():
+    """The queue windows a control half-flit is made from (:class:`~scaleup_ip.tl.queue.WindowQueue`
+    ``entries`` and ``count``), as component members ``req``, ``req_count``, ``rsp`` and
+    ``rsp_count``."""
+    return {
+        "req": In(data.ArrayLayout(tx_req_entry, REQ_LIMIT)),
+        "req_count": In(range(REQ_LIMIT + 1)),
+        "rsp": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
+        "rsp_count": In(range(RSP_LIMIT + 1)),
+    }
+
+
+class ControlPlacer(wiring.Component):
+    """Builds the control half-flit :class:`~scaleup_ip.tl.tx.decide.TxDecide` decided (README §3
+    rules 3-5): requests from sector 0 at their footprints, responses after them, Flow Control
+    fields in the sectors left (a gap before an aligned uncompressed request first), one per
+    credit slot with something pending. Combinational.
+
+    Members
+    -------
+    req, req_count : In
+        The request queue window (:data:`tx_req_entry`, oldest first) and its valid entries.
+    rsp, rsp_count : In
+        The response queue window (:data:`tx_rsp_entry`) and its valid entries.
+    rsp_total : In(rsp_totals_layout)
+        Read beats of each prefix of the response window.
+    pending : In(credit_array(CREDIT_BITS))
+        Credits to return to the peer.
+    n_req, n_rsp, req_pool, rsp_pool : In
+        The decision: how many requests and responses, and whether they spend pool credits.
+    half : Out(control_half)
+        The control half-flit, every field's POOL bit set from the decision.
+    spent : Out(credit_array(CREDIT_BITS))
+        Credits the chosen fields consume.
+    sent : Out(credit_array(5))
+        Credits returned by the flow-control fields.
+    schedule : Out(schedule_layout)
+        The data the half calls for.
+    """
+
+    def __init__(self):
+        super().__init__({
+            **window_members(),
+            "rsp_total": In(rsp_totals_layout),
+            "pending": In(credit_array(CREDIT_BITS)),
+            "n_req": In(range(REQS_PER_CONTROL + 1)),
+            "n_rsp": In(range(RSP_LIMIT + 1)),
+            "req_pool": In(1),
+            "rsp_pool": In(1),
+            "half": Out(control_half),
+            "spent": Out(credit_array(CREDIT_BITS)),
+            "sent": Out(credit_array(5)),
+            "schedule": Out(schedule_layout),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        self._spend(m)
+        starts, ends, used = request_footprints(
+            m, [e.wide for e in self.req[:REQS_PER_CONTROL]], "place")
+        rsp_start = Signal(range(2 * SECTORS_PER_HALF))
+        fc_start = Signal(range(2 * SECTORS_PER_HALF))
+        gap = Signal()                   # sectors 3-2 free before an uncompressed request
+        m.d.comb += [
+            rsp_start.eq(Array(ends)[self.n_req]),
+            gap.eq(Array(ends)[self.n_req] != Array(used)[self.n_req]),
+            fc_start.eq(rsp_start + Mux(self.n_rsp != 0, self.n_rsp + self.rsp[0].wide, 0)),
+        ]
+        fields = self._flow_control(m)
+        sectors = [Signal(32, name=f"sector{s}") for s in range(SECTORS_PER_HALF)]
+        self._place_requests(m, sectors, starts)
+        self._place_responses(m, sectors, rsp_start)
+        self._place_flow_control(m, sectors, gap, fc_start, fields)
+        m.d.comb += [self.half[s].eq(sectors[s]) for s in range(SECTORS_PER_HALF)]
+        return m
+
+    def _spend(self, m):
+        """Credits the chosen fields spend, and the data they call for."""
+        rsp_total = Array([0, *self.rsp_total])
+        req_beats = [Const(0, 5)]
+        for e in self.req[:REQS_PER_CONTROL]:
+            req_beats.append(req_beats[-1] + e.beats)
+        req_beats = Array(req_beats)
+        rsp_beats = rsp_total
+        for (cmd, dat), n, beats, pool, vc0 in (
+                ((CreditClass.REQ_CMD, CreditClass.REQ_DATA), self.n_req, req_beats[self.n_req],
+                 self.req_pool, self.req[0].vc),
+                ((CreditClass.RSP_CMD, CreditClass.RSP_DATA), self.n_rsp, rsp_beats[self.n_rsp],
+                 self.rsp_pool, self.rsp[0].vc)):
+            for slot in CreditSlot:
+                mine = pool if slot == CreditSlot.POOL else ~pool & (vc0 == slot - CreditSlot.VC0)
+                m.d.comb += [self.spent[cmd][slot].eq(Mux(mine, n, 0)),
+                             self.spent[dat][slot].eq(Mux(mine, beats, 0))]
+        for i in range(REQS_PER_CONTROL):
+            with m.If(self.n_req > i):
+                m.d.comb += [
+                    self.schedule.req[i].beats.eq(self.req[i].beats),
+                    self.schedule.req[i].be.eq(self.req[i].be),
+                    self.schedule.req[i].be_pos.eq(self.req[i].be_pos),
+                ]
+        m.d.comb += self.schedule.rsp_beats.eq(rsp_beats[self.n_rsp])
+
+    def _flow_control(self, m):
+        """One FC field per slot with credits pending, in slot order [README §3 rule 5]."""
+        fields = []
+        for slot in CreditSlot:
+            field = Signal(flow_control, name=f"fc_{slot.name.lower()}")
+            for cls in CreditClass:
+                sub = getattr(field, cls.name.lower())
+                top = CMD_CREDIT_MAX if cls in (CreditClass.REQ_CMD, CreditClass.RSP_CMD) \
+                    else DATA_CREDIT_MAX
+                pending = self.pending[cls][slot]
+                m.d.comb += [
+                    sub.count.eq(Mux(pending > top, top, pending)),
+                    sub.t.eq(slot != CreditSlot.POOL),
+                    sub.vc.eq(max(slot - CreditSlot.VC0, 0)),
+                ]
+            live = Signal(name=f"fc_{slot.name.lower()}_live")
+            m.d.comb += live.eq(reduce(lambda a, b: a | b,
+                                       (self.pending[c][slot] != 0 for c in CreditClass)))
+            fields.append((slot, field, live))
+        return fields
+
+    def _place_requests(self, m, sectors, starts):
+        """Request ``i`` at ``starts[i]``: 4 sectors when uncompressed, else 2."""
+        for i in range(REQS_PER_CONTROL):
+            entry = self.req[i]
+            word = Signal(uncompressed_request.size, name=f"req_word{i}")
+            bit = Mux(entry.wide, _REQ_POOL_BIT[True], _REQ_POOL_BIT[False])
+            m.d.comb += word.eq(entry.field | (self.req_pool << bit))
+            with m.If(i < self.n_req):
+                for s in range(0, SECTORS_PER_HALF, _NARROW_SECTORS):
+                    with m.If(starts[i] == s):
+                        for part in range(_WIDE_SECTORS):
+                            if s + part >= SECTORS_PER_HALF:
+                                break
+                            word_part = word[32 * part:32 * part + 32]
+                            if part < _NARROW_SECTORS:
+                                m.d.comb += sectors[s + part].eq(word_part)
+                            else:
+                                with m.If(entry.wide):
+                                    m.d.comb += sectors[s + part].eq(word_part)
+
+    def _place_responses(self, m, sectors, rsp_start):
+        """The responses from ``rsp_start``: only the first may be uncompressed (2 sectors)."""
+        for j in range(RSP_LIMIT):
+            entry = self.rsp[j]
+            word = Signal(64, name=f"rsp_word{j}")
+            bit = Mux(entry.wide, _RSP_POOL_BIT[True], _RSP_POOL_BIT[False])
+            m.d.comb += word.eq(entry.field | (self.rsp_pool << bit))
+            pos = Signal(range(2 * SECTORS_PER_HALF), name=f"rsp_pos{j}")
+            m.d.comb += pos.eq(rsp_start + (j + self.rsp[0].wide if j else 0))
+            with m.If(j < self.n_rsp):
+                for s in range(SECTORS_PER_HALF):
+                    with m.If(pos == s):
+                        m.d.comb += sectors[s].eq(word[:32])
+                    if j == 0 and s:
+                        with m.If(entry.wide & (pos == s - 1)):
+                            m.d.comb += sectors[s].eq(word[32:])
+
+    def _place_flow_control(self, m, sectors, gap, fc_start, fields):
+        """Flow Control field ``r`` (in slot order, live ones only) at the gap's sector
+        ``2 + r`` while the gap lasts, else from ``fc_start`` on."""
+        rank = Const(0, range(len(CreditSlot) + 1))
+        for slot, field, live in fields:
+            pos = Signal(range(2 * SECTORS_PER_HALF), name=f"fc_pos_{slot.name.lower()}")
+            put = Signal(name=f"fc_put_{slot.name.lower()}")
+            in_gap = gap & (rank < _GAP_SECTORS)
+            m.d.comb += [
+                pos.eq(Mux(in_gap, _GAP_START + rank,
+                           fc_start + rank - Mux(gap, _GAP_SECTORS, 0))),
+                put.eq(live & (pos < SECTORS_PER_HALF)),
+            ]
+            rank = rank + live
+            with m.If(put):
+                for s in range(SECTORS_PER_HALF):
+                    with m.If(pos == s):
+                        m.d.comb += sectors[s].eq(field.as_value())
+                for cls in CreditClass:
+                    m.d.comb += self.sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
+
+
+
+def request_footprints(m, wide, name):
+    """Where requests whose fields are ``wide`` (uncompressed) or not go, placed in order from
+    sector 0, each at the next sector its footprint allows (README §3 rule 3).
+
+    Returns ``(starts, ends, used)``: the start sector of request ``i``; for each prefix of
+    ``k`` requests (``k`` = 0 .. ``len(wide)``) the sector after its last field and the sectors
+    its fields cover (``ends[k] - used[k]`` is the gap before an aligned uncompressed field).
+    Values past the half-flit mean the prefix does not fit. Combinational, a few LUTs deep:
+    every value is a function of the ``wide`` bits alone.
+    """
+    starts, ends, used = [], [Const(0, 5)], [Const(0, 5)]
+    for i, w in enumerate(wide):
+        start = Signal(5, name=f"{name}_start{i}")
+        end = Signal(5, name=f"{name}_end{i + 1}")
+        cover = Signal(5, name=f"{name}_used{i + 1}")
+        last = ends[-1]
+        aligned = Mux(last[:2] != 0, Cat(Const(0, 2), last[2:] + 1), last)
+        m.d.comb += [
+            start.eq(Mux(w, aligned, last)),
+            end.eq(start + Mux(w, _WIDE_SECTORS, _NARROW_SECTORS)),
+            cover.eq(used[-1] + Mux(w, _WIDE_SECTORS, _NARROW_SECTORS)),
+        ]
+        starts.append(start)
+        ends.append(end)
+        used.append(cover)
+    return starts, ends, used
+
+
+#: ReqLen counts doublewords less one; a 64-byte beat is 16 of them, so for a whole number of
+#: beats ReqLen[5:4] is the beats less one, the LEN of a compressed request [Table 5-31].
+_LEN_BEATS = slice(exact_log2(BEAT_BYTES // 4), None)
+#: Compressed request CMD codes [Table 5-33].
+_COMPRESSED_CMD = {ReqCmd.READ: 0b000, ReqCmd.WRITE: 0b100, ReqCmd.WRITE_FULL: 0b110}
+
+
+def encode_request(m, item, entry):
+    """Drive ``entry`` (:data:`tx_req_entry`) from ``item`` (``cached_request_layout``): the
+    request's field, compressed (FTYPE 0x3) when the cache decided so, else uncompressed with
+    the decision's CLOAD and CWAY (README §2, §6), and what its data needs. Combinational."""
+    req, cache = item.req, item.cache
+    full = Signal(uncompressed_request, name="req_full")
+    short = Signal(compressed_request, name="req_short")
+    has_data = req.cmd[5]
+    m.d.comb += [
+        full.ftype.eq(FType.REQUEST), full.cmd.eq(req.cmd), full.vc.eq(req.vc),
+        full.asi.eq(req.asi), full.tag.eq(req.tag), full.attr.eq(req.attr),
+        full.len.eq(req.len), full.metadata.eq(req.metadata),
+        full.addr.eq(req.addr[2:]), full.src_acc.eq(req.src_acc), full.dst_acc.eq(req.dst_acc),
+        full.cload.eq(cache.cload), full.cway.eq(cache.cway), full.num_beats.eq(req.num_beats),
+        short.ftype.eq(FType.COMPRESSED_REQUEST), short.vc.eq(req.vc), short.asi.eq(req.asi),
+        short.tag.eq(req.tag),
+        # LEN counts 64-byte beats less one: ReqLen = 16 (LEN + 1) - 1 [Table 5-31].
+        short.len.eq(req.len[_LEN_BEATS]),
+        short.metadata.eq(req.metadata),
+        short.addr.eq(req.addr[CACHE_LINE_LSB:CACHE_TAG_LSB]),
+        short.src_acc.eq(req.src_acc), short.dst_acc.eq(req.dst_acc), short.cway.eq(cache.cway),
+        entry.field.eq(Mux(cache.compressed, short.as_value(), full.as_value())),
+        entry.wide.eq(~cache.compressed),
+        entry.vc.eq(req.vc),
+        entry.beats.eq(Mux(has_data, req.num_beats + 1, 0)),
+        entry.be.eq(has_data & (req.cmd != ReqCmd.WRITE_FULL.value)),
+        entry.be_pos.eq(req.addr[6:8]),
+    ]
+    # The code is a signal of its own: were ``short`` written in a case statement, the
+    # Verilog would hold its constant fields (FTYPE) in ``always @*`` blocks that never run
+    # in simulation.
+    code = Signal.like(short.cmd, name="req_short_cmd")
+    m.d.comb += short.cmd.eq(code)
+    with m.Switch(req.cmd):
+        for cmd, value in _COMPRESSED_CMD.items():
+            with m.Case(cmd):
+                m.d.comb += code.eq(value)

@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""UPLI channel endpoints and protocol checkers [UALink 1.0 ch. 2]."""
+
+from .receiver import UpliReceiver
+from .request_check import UpliRequestCheck, count_errors
+from .response_check import UpliResponseCheck
+from .sender import UpliCredits, UpliRequestSender, UpliSender
+
+__all__ = [
+    "UpliReceiver",
+    "UpliRequestCheck",
+    "count_errors",
+    "UpliResponseCheck",
+    "UpliCredits",
+    "UpliRequestSender",
+    "UpliSender",
+]

@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Simulation of the lossless link alone: lossy channel, link pair, benchmark."""

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""System tests of two ETH-X bridges over lossless links and error-injecting channels
+(sim/ethx/lossy_pair.py): AxiMasters on both GPUs, AxiRams as both memories, random traffic
+both ways while the channels drop and corrupt frames, drop control frames, and the wire goes
+down and up. No AXI transaction is lost, doubled or reordered (every read checked, both
+memories equal to the model), the bridges see no bad frame, and at the end the links have
+nothing kept or owed."""
+
+import cocotb
+import pytest
+from cocotb.triggers import ClockCycles
+
+from scaleup_ip.ethx import EthxConfig
+from scaleup_ip.ethx.link import TxState
+from scaleup_ip.model.ethx import link as link_model
+from sim import harness
+from sim.ethx.litmus import message_passing
+from sim.ethx.lossy_env import SETTLE, LossyEnv
+from sim.ethx.lossy_pair import EthxLossyPair
+from sim.ethx.pair import NODES
+
+TIMEOUT_US = 40000
+
+
+async def synchronized(dut, tb, clocks=20_000):
+    """Until both transmitters have their INIT echoed (ADVANCE). Errors that start earlier can
+    corrupt a frame of the INIT exchange; the receiver that sees it NACKs, and a transmitter
+    still in INIT counts that NACK as ``ACK_NACK_SEQ_ERROR``, which :meth:`LossyEnv.check_links`
+    refuses (SEED=853100781 did that in ``lossy_heavy``)."""
+    for _ in range(clocks // 10):
+        if all(tb.get(f"{e}_link", "tx_state") == TxState.ADVANCE.value for e in NODES):
+            return
+        await ClockCycles(dut.clk, 10)
+    raise AssertionError("the links did not synchronize")
+
+
+async def _run(dut, accesses, *, workers=3, **errors):
+    tb = LossyEnv(dut)
+    await tb.reset()
+    await synchronized(dut, tb)
+    tb.lossy_both(**errors)
+    await tb.traffic(accesses, workers, settle=SETTLE)
+    await tb.drain()
+    tb.check_links()
+    return tb
+
+
+def _scaled(config, accesses):
+    """Fewer accesses at a narrow wire: a byte a clock is slow to simulate."""
+    return max(6, accesses * config.eth_width // 64)
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def lossy_1e3(dut):
+    """Frames dropped at 1e-3 and bit errors at a BER that corrupts about 1e-3 of frames,
+    both ways, with random traffic both ways."""
+    cfg = EthxConfig.from_env()
+    ber = 1e-3 / (8 * 700)          # about 1e-3 of a mean frame's bits
+    tb = await _run(dut, _scaled(cfg, 40), fer=1e-3, ber=ber)
+    assert sum(tb.wire_counts(e)["frames"] for e in NODES) > 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def lossy_heavy(dut):
+    """Three percent of frames dropped, bit errors and error bursts, control frames of every
+    kind dropped: many replays, by NACK and by timer."""
+    cfg = EthxConfig.from_env()
+    tb = await _run(dut, _scaled(cfg, 30), fer=0.03, ber=2e-5, bursts=2e-4, ctl=0.03)
+    wire = [tb.wire_counts(e) for e in NODES]
+    assert sum(w["dropped"] for w in wire) > 0 and sum(w["error_beats"] for w in wire) > 0
+    assert sum(tb.tx(e)["TX_REPLAYED"] for e in NODES) > 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def lost_control_frames(dut):
+    """A third of the ACKs, NACKs, CF_UPDATEs and CC_UPDATEs dropped (and data at 1 %, for
+    NACKs to lose): cumulative ACKs, the replay timer and the next updates recover."""
+    cfg = EthxConfig.from_env()
+    kinds = sum(1 << k for k in (link_model.Ctl.ACK, link_model.Ctl.NACK,
+                                 link_model.Ctl.CF_UPDATE, link_model.Ctl.CC_UPDATE))
+    tb = await _run(dut, _scaled(cfg, 30), fer=0.01, ctl=0.33, ctl_kinds=kinds)
+    assert sum(tb.wire_counts(e)["ctl_dropped"] for e in NODES) > 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def link_down_and_up(dut):
+    """The wire breaks three times in the middle of traffic (every frame starting on it lost;
+    both links told a while later) and comes back before ``down_max``: the kept frames are
+    replayed."""
+    cfg = EthxConfig.from_env()
+    tb = LossyEnv(dut)
+    await tb.reset()
+    tb.lossy_both(fer=1e-3)
+    task = cocotb.start_soon(tb.traffic(_scaled(cfg, 40), settle=SETTLE))
+    def cut():
+        return sum(tb.wire_counts(e)["cut"] for e in NODES)
+
+    for _ in range(3):
+        await ClockCycles(dut.clk, tb.rng.randrange(1000, 4000))
+        before = cut()
+        tb.cut(1)                           # the wire breaks; the PHYs notice a while later,
+        await ClockCycles(dut.clk, tb.rng.randrange(50, 400))
+        for _ in range(200):                # once a frame has started into the break
+            if cut() > before:
+                break
+            await ClockCycles(dut.clk, 20)
+        tb.set_up(0)
+        await ClockCycles(dut.clk, tb.rng.randrange(100, 2000))
+        tb.set_up(1)
+        tb.cut(0)
+    await task
+    await tb.drain()
+    tb.check_links()
+    assert cut() >= 3
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def message_passing_lossy(dut):
+    """Release and acquire (sim/ethx/litmus.py) while frames are lost: the retry keeps the
+    order the bridges rely on."""
+    cfg = EthxConfig.from_env()
+    tb = LossyEnv(dut)
+    await tb.reset()
+    tb.lossy_both(fer=0.01, ber=1e-6)
+    rounds = _scaled(cfg, 100)
+    reads, seen, failures = await message_passing(tb, rounds)
+    assert not failures, failures[:10]
+    await tb.drain()
+    tb.check_links()
+
+
+CONFIGS = [EthxConfig(sources=4, fcs=False),
+           EthxConfig(sources=4, eth_width=8, data_width=128, proxy=True, fcs=False)]
+
+
+#: Cases that once failed, run every time with their seed: at 1068361684 no frame started on
+#: the 8-bit wire in any of the three breaks (the PHYs noticed too soon), so nothing was lost.
+#: At 853100781 a bit error hit the INIT exchange of ``lossy_heavy`` (errors now start once the
+#: links are synchronized).
+SEEDS = [(CONFIGS[1], "link_down_and_up", 1068361684), (CONFIGS[1], "lossy_heavy", 853100781)]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.slug() for c in CONFIGS])
+def test_lossy(config):
+    harness.run(EthxLossyPair(config), config, toplevel="ethx_lossy_pair",
+                test_module=__name__)
+
+
+@pytest.mark.parametrize("config, testcase, seed", SEEDS,
+                         ids=[f"{c.slug()}-{t}-{s}" for c, t, s in SEEDS])
+def test_lossy_seeds(config, testcase, seed):
+    harness.run(EthxLossyPair(config), config, toplevel="ethx_lossy_pair",
+                test_module=__name__, testcase=testcase, seed_value=seed,
+                run_name=f"{testcase}-{seed}")
