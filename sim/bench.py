@@ -17,11 +17,10 @@ with the cache on (less makes the run fail).
 
 ``dl``: two UALink DL ends over the error-injecting links at full load both ways: the round trip
 ``m`` in DL flits (flits replayed per lone lost flit), goodput (TL flits delivered in order / the
-link's TL capacity of 9.8125 per DL flit) against the bit error rate next to the go-back-N bound
-(1 - q) / (1 + (m - 1) q) and next to the golden model's goodput (``rtl/scaleup_ip/model/dl/llr.py``, the
-spec's rules, at the same ``m`` and Rx_replay_limit; less than 97 % of it makes the run fail), a
-long run at BER 1e-6, and a plot (``dl.png``). ``BENCH_CLOCKS`` and ``BENCH_LONG_FLITS`` shorten
-it.
+link's TL capacity of 9.8125 per DL flit) against the bit error rate next to the go-back-N bound (1
+- q) / (1 + (m - 1) q) and next to the golden model's goodput (``rtl/scaleup_ip/model/dl/llr.py``,
+the spec's rules, at the same ``m`` and Rx_replay_limit; less than 97 % of it makes the run fail), a
+long run at BER 1e-6, and a plot (``dl.png``). ``BENCH_CLOCKS`` and ``BENCH_LONG_FLITS`` shorten it.
 
 ``ethx``: two ETH-X bridges over line-rate channels, node A's GPU loading node B's memory: for
 128-byte and 8-byte loads and stores and 4 KB reads and writes, under load, the efficiency on

@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from xml.etree import ElementTree
 
 import amaranth
-from amaranth.back import verilog
 
 from scaleup_ip.config import CONFIG_ENV
+from scaleup_ip.export import convert
 
 from sim import toolchain
 
@@ -57,12 +57,13 @@ def _locked(path):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-#: Lint that Amaranth's generated Verilog trips by construction: it widens and truncates freely,
-#: writes constant bits of a struct in ``always @*`` blocks of their own (ALWNEVER), emits
-#: ``casez`` without a default where the default assignment precedes it (CASEINCOMPLETE), and
-#: assigns slices of one vector from other slices of it (UNOPTFLAT, a scheduling note). Every
-#: other Verilator warning stays fatal.
-_VERILATOR_ARGS = ["-Wno-WIDTH", "-Wno-ALWNEVER", "-Wno-CASEINCOMPLETE", "-Wno-UNOPTFLAT"]
+#: Lint that the generated Verilog (:func:`scaleup_ip.export.convert`, the Verilog ``make
+#: verilog`` writes) trips by construction: it widens and truncates freely (WIDTH), writes a
+#: priority choice as a ``casez`` whose later items overlap earlier ones (CASEOVERLAP: the first
+#: match wins, as meant) and assigns slices of one vector from other slices of it (UNOPTFLAT, a
+#: scheduling note). Every other Verilator warning stays fatal; the same classes are waived in
+#: the file shipped beside the Verilog (``verilator.vlt``).
+_VERILATOR_ARGS = ["-Wno-WIDTH", "-Wno-CASEOVERLAP", "-Wno-UNOPTFLAT"]
 
 
 #: cocotbext-axi still calls APIs that cocotb 2 deprecates; its warnings would drown the log.
@@ -83,25 +84,16 @@ def build_dir(config, *, toplevel, waves=None, internal=()):
     """The build folder of ``toplevel`` at ``config`` (waves builds have their own, and so do
     builds that show signals inside)."""
     waves = waves_enabled() if waves is None else waves
-    return toolchain.BUILD / "sim" / (f"{toplevel}-{config.slug()}" + ("-internal" if internal
-                                                                       else "")
+    name = f"{toplevel}-{config.slug()}"
+    if len(name) > _NAME_MAX:           # a folder name must stay within the file system's limit
+        name = f"{toplevel}-{hashlib.sha256(config.slug().encode()).hexdigest()[:16]}"
+    return toolchain.BUILD / "sim" / (name + ("-internal" if internal else "")
                                       + ("-waves" if waves else ""))
 
 
-#: ``always @*`` with a constant and nothing else: it never runs in simulation (Verilator's
-#: ALWNEVER, silenced above), so the bits keep their initial zeros while synthesis drives the
-#: constant. Amaranth emits such blocks for constant fields of a struct that is also written
-#: in a case statement; harmless only when the constant is zero.
-_NEVER_RUNS = re.compile(r"always @\*\n\s+(\S+) = \d+'h([0-9a-fA-F]+);\n")
-
-
-def _check_constant_blocks(source, toplevel):
-    """Refuse Verilog whose simulation would differ from synthesis (:data:`_NEVER_RUNS`)."""
-    bad = [m.group(1) for m in _NEVER_RUNS.finditer(source) if int(m.group(2), 16)]
-    if bad:
-        raise RuntimeError(f"{toplevel}: constant bits in always blocks that never run in "
-                           f"simulation: {', '.join(bad)}; assign them outside a case "
-                           f"statement")
+#: Longest build folder name spelled out from the configuration; a longer one is hashed (the
+#: folder's ``config.json`` tells what it holds).
+_NAME_MAX = 200
 
 
 #: Verilator's own optimisation of the model: its slow optimisations on, and X values wherever
@@ -259,8 +251,7 @@ def build(component, config, *, toplevel, internal=()):
         if _read(folder / ".quick") == quick and _built(folder, toplevel):
             component._MustUse__used = True     # built before: no UnusedElaboratable warning
             return folder
-        source = verilog.convert(component, name=toplevel, emit_src=False)
-        _check_constant_blocks(source, toplevel)
+        source = convert(component, toplevel, purge=not internal)
         key = _digest([source, tools])
         stamp = folder / ".stamp"
         if _read(stamp) == key and _built(folder, toplevel):

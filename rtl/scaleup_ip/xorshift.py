@@ -41,8 +41,8 @@ class Xorshift64(wiring.Component):
         return m
 
 
-#: Rows of the GF(2) matrix of :func:`scaleup_ip.model.dl.err_link.draw_words` (which is linear): row
-#: ``r`` masks the state bits whose XOR is bit ``r`` of the draws.
+#: Rows of the GF(2) matrix of :func:`scaleup_ip.model.dl.err_link.draw_words` (which is linear):
+#: row ``r`` masks the state bits whose XOR is bit ``r`` of the draws.
 _DRAW_ROWS = [sum((model.draw_words(1 << i) >> r & 1) << i for i in range(64))
               for r in range(Shape.cast(draws_layout).width)]
 

@@ -2,12 +2,12 @@
 """The CRC-32 engine with its traffic made and checked in hardware (:class:`CrcTraffic`), for
 the ``crc`` scenario of ``make sim`` (:mod:`sim.crc.system`), which handles no beat in Python.
 
-The sequence (the golden model :mod:`scaleup_ip.model.crc.traffic` follows this text). Words come from
-xorshift64 lanes (:mod:`scaleup_ip.tl.traffic`'s: lane ``k`` of stream ``s`` starts at
-``seed ^ splitmix64(16 s + k)``, the current word is the draw, then the lane steps): stream 0
-(one lane) draws the items, stream 1 (``W / 64`` lanes, ``W`` the beat's bits) fills the
-blocks, stream 2 (as many lanes) the frames' bodies. A beat's bytes are its lanes' words
-little-endian, lane 0 first, and the lanes step once a beat.
+The sequence (the golden model :mod:`scaleup_ip.model.crc.traffic` follows this text). Words come
+from xorshift64 lanes (:mod:`scaleup_ip.tl.traffic`'s: lane ``k`` of stream ``s`` starts at ``seed ^
+splitmix64(16 s + k)``, the current word is the draw, then the lane steps): stream 0 (one lane)
+draws the items, stream 1 (``W / 64`` lanes, ``W`` the beat's bits) fills the blocks, stream 2 (as
+many lanes) the frames' bodies. A beat's bytes are its lanes' words little-endian, lane 0 first, and
+the lanes step once a beat.
 
 Item ``i`` of ``items`` draws ``x`` from stream 0:
 

@@ -4,13 +4,13 @@ bridges (:class:`sim.ethx.pair.EthxPair`) over channels at line rate, node A's G
 node B's memory with one kind of access at a time (and, for :data:`BOTH_WAYS`, both GPUs
 loading each other's memory at once).
 
-For each workload of :data:`WORKLOADS`, under load (every access queued at once on the GPU
-port, AXI IDs in turn): the payload bytes, the bytes of every frame both ways while it ran,
-the efficiency on the full wire (payload / frame bytes + FCS + preamble + gap) and by the white
-paper's metric (payload / frame bytes without FCS), the naive encoding's figures for the same
-access (:func:`scaleup_ip.model.ethx.bridge.naive_bytes`), payload bytes per clock; then, unloaded (one access
-at a time), the clocks from the AR (AW) handshake on A's port to the first and the last R beat
-(the B). Read data is checked against B's memory. Writes the JSON named by ``BENCH_OUT``.
+For each workload of :data:`WORKLOADS`, under load (every access queued at once on the GPU port, AXI
+IDs in turn): the payload bytes, the bytes of every frame both ways while it ran, the efficiency on
+the full wire (payload / frame bytes + FCS + preamble + gap) and by the white paper's metric
+(payload / frame bytes without FCS), the naive encoding's figures for the same access
+(:func:`scaleup_ip.model.ethx.bridge.naive_bytes`), payload bytes per clock; then, unloaded (one
+access at a time), the clocks from the AR (AW) handshake on A's port to the first and the last R
+beat (the B). Read data is checked against B's memory. Writes the JSON named by ``BENCH_OUT``.
 """
 
 import json

@@ -2,8 +2,9 @@
 """Numbered bridge frames made and checked in hardware, for runs too long for a testbench that
 handles every beat (the link benchmark's goodput points and its 10^6-frame run).
 
-A frame of ``words`` record words is the bridge header of :func:`scaleup_ip.model.ethx.bridge.header`, then
-its number (a 64-bit little-endian word counting from 0), then ``words - 1`` zero words.
+A frame of ``words`` record words is the bridge header of
+:func:`scaleup_ip.model.ethx.bridge.header`, then its number (a 64-bit little-endian word counting
+from 0), then ``words - 1`` zero words.
 """
 
 from amaranth import Cat, Const, Module, Mux, Shape, Signal

@@ -32,8 +32,8 @@ ALL_CONTROL = sum(1 << kind for kind in link_model.Ctl)
 
 class LossyEnv(PairEnv):
     """:class:`~sim.ethx.pair_env.PairEnv` on the lossy pair (or on a pair whose bridges meet
-    the channels without links, :class:`~sim.ethx.wire_pair.EthxWirePair`): the links'
-    settings and up levels, each channel's controls and counters (ports ``<end>_wire_<name>``: the channel
+    the channels without links, :class:`~sim.ethx.wire_pair.EthxWirePair`): the links' settings and
+    up levels, each channel's controls and counters (ports ``<end>_wire_<name>``: the channel
     from ``end``); ``axi`` as for :class:`~sim.ethx.pair_env.PairEnv`."""
 
     def __init__(self, dut, *, delay=DELAY, axi=True):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Two ETH-X bridges that frame Ethernet themselves (``fcs=True``), each one's Ethernet port
-joined to the other's by an :class:`~scaleup_ip.ethx.link.channel.EthxChannel` (a delay, and errors if
-asked): the plain pair of :class:`sim.ethx.pair.EthxPair` with its wire in hardware, for the
+joined to the other's by an :class:`~scaleup_ip.ethx.link.channel.EthxChannel` (a delay, and errors
+if asked): the plain pair of :class:`sim.ethx.pair.EthxPair` with its wire in hardware, for the
 ETH-X scenario whose traffic lives in hardware (:class:`sim.ethx.traffic_system.
 EthxTrafficSystem`)."""
 

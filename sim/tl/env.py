@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The cocotb environment of the TL packer (``tl_tx``): UPLI sources, flit sink, credit pins.
 
-Items are golden-model objects (:mod:`scaleup_ip.model.tl.flit`); they are driven as UPLI beats packed
-through the RTL's own layouts.
+Items are golden-model objects (:mod:`scaleup_ip.model.tl.flit`); they are driven as UPLI beats
+packed through the RTL's own layouts.
 """
 
 import random

@@ -136,9 +136,9 @@ def connect_tl(m, top, end, config, name=None, traffic=False):
     """Add end ``end``'s :class:`~scaleup_ip.tl.core.TlCore` to ``m`` (as ``name``, else ``end``), its
     UPLI side on ``top``'s :func:`tl_members`; returns it (its flit ports free).
 
-    With ``traffic``, ``top`` also has the :func:`traffic_members`: while ``top.traffic`` is 1
-    the core's UPLI inputs come from a :class:`~scaleup_ip.tl.traffic.UpliGen` and its outputs go to
-    a :class:`~scaleup_ip.tl.traffic.UpliCheck` instead of the ports, which are then idle (inputs not
+    With ``traffic``, ``top`` also has the :func:`traffic_members`: while ``top.traffic`` is 1 the
+    core's UPLI inputs come from a :class:`~scaleup_ip.tl.traffic.UpliGen` and its outputs go to a
+    :class:`~scaleup_ip.tl.traffic.UpliCheck` instead of the ports, which are then idle (inputs not
     ready, outputs not valid)."""
     m.submodules[name or end] = core = TlCore(config)
     if traffic:

@@ -24,9 +24,9 @@ class UpliTrafficConfig(BlockConfig):
 
 class UpliTrafficPair(wiring.Component):
     """A :class:`~scaleup_ip.tl.traffic.UpliGen` whose streams leave on ``gen_<channel>`` and a
-    :class:`~scaleup_ip.tl.traffic.UpliCheck` taking ``check_<channel>``; with ``loop`` the generator
-    feeds the checker through a stand-in for a TL (what it changes on delivery: poisoned beats,
-    OKAY responses without SRCACCID) and the ports are idle.
+    :class:`~scaleup_ip.tl.traffic.UpliCheck` taking ``check_<channel>``; with ``loop`` the
+    generator feeds the checker through a stand-in for a TL (what it changes on delivery: poisoned
+    beats, OKAY responses without SRCACCID) and the ports are idle.
 
     Members
     -------

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The CRC engine's hardware traffic (sim/crc/traffic.py) against its golden model
-(rtl/scaleup_ip/model/crc/traffic.py): the model from the sequence's text (lengths, order, FCS, flipped
-bits, digest), then the generator, engine and digest in Verilator equal to the model's counts
+(rtl/scaleup_ip/model/crc/traffic.py): the model from the sequence's text (lengths, order, FCS,
+flipped bits, digest), then the generator, engine and digest in Verilator equal to the model's
+counts
 and digest for random seeds, corrupted frames rejected."""
 
 import random

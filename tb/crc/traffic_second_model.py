@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """A second model of the CRC engine's hardware traffic, written by another engineer from the
-docstring of ``sim/crc/traffic.py`` and section 1 of ``rtl/scaleup_ip/tl/traffic/README.md`` alone (it
-shares no code with ``rtl/scaleup_ip/model/crc/traffic.py``): ``tb/crc/test_traffic.py`` checks that both
+docstring of ``sim/crc/traffic.py`` and section 1 of ``rtl/scaleup_ip/tl/traffic/README.md`` alone
+(it shares no code with ``rtl/scaleup_ip/model/crc/traffic.py``): ``tb/crc/test_traffic.py`` checks
+that both
 models give the same packets and digests."""
 
 import zlib

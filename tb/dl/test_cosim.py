@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The RTL DL end (``rtl/scaleup_ip/dl/dl.py``) against the golden models as its link partner: the far end
-is ``rtl/scaleup_ip/model/dl/llr.py`` (replay, link states) with ``rtl/scaleup_ip/model/dl/flit.py`` (packing, CRC),
-both written from the spec without reading the RTL.
+is ``rtl/scaleup_ip/model/dl/llr.py`` (replay, link states) with ``rtl/scaleup_ip/model/dl/flit.py``
+(packing, CRC), both written from the spec without reading the RTL.
 
 One flit time is 10 clocks. Each flit time the model end sends one DL flit (its header and the
 body its packer made, in the wire order of Figure 6-4 with the CRC over that order, as the

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The DL CRC stages (``rtl/scaleup_ip/dl/crc/insert.py``, ``rtl/scaleup_ip/dl/crc/check.py``) against the golden
-model's CRC (``rtl/scaleup_ip/model/dl/flit.py``, itself checked against a bit-by-bit long division).
+model's CRC (``rtl/scaleup_ip/model/dl/flit.py``, itself checked against a bit-by-bit long
+division).
 
 Both see flits in the wire order and compute the CRC over the bytes in that order. Insert:
 every flit leaves with the model's CRC field (inverted when killed), its other bytes untouched,

@@ -30,21 +30,21 @@ in its payload bits, and the harness expects 1, 2, ... 511, 1, ... (the tag is t
 modulo 511; the transmitter holds at most 255 flits, so no two flits it may send share it).
 
 The environment is an abstract transmitter that follows the spec, feeding LlrRx's ``i``
-(``checked_stream``: 10 beats per DL flit, the CRC verdict and the flit header on every beat),
-with free ``i.valid``, ``o.ready``, ``resync`` and resets (of both ends at once). At each flit the transmitter sends, in DL
-Up: the next flit of a replay while one has flits left, back to back [§6.6.6.6]; else, as a
-free input chooses, a new payload flit (if fewer than 255 are unacknowledged, §6.6.6.5) or a
-NOP flit carrying Tx_last_seq [§6.6.6.1]. Any flit may be Explicit or Command (Ack or Replay
-Request, any ackReqSeq but 0); the first flit of a replay is Explicit [§6.6.5.5]. The channel
+(``checked_stream``: 10 beats per DL flit, the CRC verdict and the flit header on every beat), with
+free ``i.valid``, ``o.ready``, ``resync`` and resets (of both ends at once). At each flit the
+transmitter sends, in DL Up: the next flit of a replay while one has flits left, back to back
+[§6.6.6.6]; else, as a free input chooses, a new payload flit (if fewer than 255 are unacknowledged,
+§6.6.6.5) or a NOP flit carrying Tx_last_seq [§6.6.6.1]. Any flit may be Explicit or Command (Ack or
+Replay Request, any ackReqSeq but 0); the first flit of a replay is Explicit [§6.6.5.5]. The channel
 is in order and may fail the CRC of any flit (the header is then anything). Each Replay Request
-LlrRx raises (``request``) travels back: within ``round_trip`` flits the transmitter takes it
-(the flit it then sends is the replay's first, from the requested flit) or it is lost (all
-three copies lost, or ignored in the 12-flit ignore window or out of the validity window);
-its ackReqSeq is Rx_last_seq_calc + 1 when a copy is sent, so it may be read again any time
-before it is taken. ``round_trip`` (1 .. 254 flits) is a free constant and ``replay_limit`` any
-value above it (it may change). The transmitter is kept relative to LlrRx's Rx_last_seq_calc:
-``lead`` (Tx_last_seq's distance from it) and, in a replay, ``ahead`` (the next flit's
-distance from the flit expected); a flit LlrRx delivers moves both down one.
+LlrRx raises (``request``) travels back: within ``round_trip`` flits the transmitter takes it (the
+flit it then sends is the replay's first, from the requested flit) or it is lost (all three copies
+lost, or ignored in the 12-flit ignore window or out of the validity window); its ackReqSeq is
+Rx_last_seq_calc + 1 when a copy is sent, so it may be read again any time before it is taken.
+``round_trip`` (1 .. 254 flits) is a free constant and ``replay_limit`` any value above it (it may
+change). The transmitter is kept relative to LlrRx's Rx_last_seq_calc: ``lead`` (Tx_last_seq's
+distance from it) and, in a replay, ``ahead`` (the next flit's distance from the flit expected); a
+flit LlrRx delivers moves both down one.
 
 Assumptions, each a fact of the spec or a generalisation of it:
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The wire-order stages (``rtl/scaleup_ip/dl/to_wire.py``, ``rtl/scaleup_ip/dl/from_wire.py``) against the golden
-model's reading of Figure 6-4 (``rtl/scaleup_ip/model/dl/flit.py`` ``to_wire``/``from_wire``, transcribed
-from the figure apart from the RTL's table).
+model's reading of Figure 6-4 (``rtl/scaleup_ip/model/dl/flit.py`` ``to_wire``/``from_wire``,
+transcribed from the figure apart from the RTL's table).
 
 To the wire: random logical flits leave with their bytes where the model puts them, in order,
 under random gaps and stalls, then back to back at one beat per clock. From the wire: random

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Tests of rtl/scaleup_ip/ethx/completer/completer.py (with comp_read.py, comp_write.py, merge.py): requests done on
+"""Tests of rtl/scaleup_ip/ethx/completer/completer.py (with completer/read.py, completer/write.py, merge.py): requests done on
 an AxiRam, answered with the records the golden model expects; refusals never touch memory."""
 
 import cocotb

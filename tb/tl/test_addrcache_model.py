@@ -2,10 +2,11 @@
 """Tests of the UALink TL address-cache golden model rtl/scaleup_ip/model/tl/addrcache.py alone (no simulator).
 
 The Table 5-32 conditions one at a time; hits, misses, CLOAD and the round-robin replacement on
-streaming, interleaved and thrashing patterns; 1024 rows; a random lock-step run of a Tx cache
-and its peer Rx cache through real control half-flits (fields packed with rtl/scaleup_ip/model/tl/flit.py), and
-the same run with a deliberately broken Tx to show that the check can fail; the write-to-read
-bypass inside one control half-flit (Table 5-23); the adaptive backoff; parameter checks.
+streaming, interleaved and thrashing patterns; 1024 rows; a random lock-step run of a Tx cache and
+its peer Rx cache through real control half-flits (fields packed with
+rtl/scaleup_ip/model/tl/flit.py), and the same run with a deliberately broken Tx to show that the
+check can fail; the write-to-read bypass inside one control half-flit (Table 5-23); the adaptive
+backoff; parameter checks.
 
 Random tests print their seed; ``SEED=n`` reproduces a run.
 """
@@ -244,10 +245,11 @@ def test_replacement_order_invalidate_clear():
 class Link:
     """A Tx cache and its peer Rx cache, joined by control half-flits.
 
-    :meth:`send` asks the Tx how to send a request, encodes the field (rtl/scaleup_ip/model/tl/flit.py) and
-    packs it into the current control half-flit at its first legal footprint; :meth:`flush`
-    parses the half-flit, hands its request fields to :meth:`RxAddressCache.process` and
-    records every request whose address the Rx does not reproduce in :attr:`problems`.
+    :meth:`send` asks the Tx how to send a request, encodes the field
+    (rtl/scaleup_ip/model/tl/flit.py) and packs it into the current control half-flit at its first
+    legal footprint; :meth:`flush` parses the half-flit, hands its request fields to
+    :meth:`RxAddressCache.process` and records every request whose address the Rx does not reproduce
+    in :attr:`problems`.
     """
 
     def __init__(self, tx, rx):

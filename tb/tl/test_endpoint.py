@@ -162,8 +162,8 @@ async def _until(dut, step):
 
 def _violations(rng):
     """``(steps, items as sent, counts)`` for each kind of UPLI violation (README §5), with
-    good transfers among them: the steps to drive (each a list of clocks, driven back to back
-    with credits for all its beats, or an :class:`_Until`), the items the far side must deliver (before
+    good transfers among them: the steps to drive (each a list of clocks, driven back to back with
+    credits for all its beats, or an :class:`_Until`), the items the far side must deliver (before
     :func:`~sim.tl.traffic.as_received`), and the expected :class:`UpliError` counts."""
     clocks, want, counts = [], [], dict.fromkeys(UpliError, 0)
 

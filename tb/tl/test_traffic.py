@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Tests of rtl/tl/traffic (the UPLI traffic generator and checker) on
-``sim/tl/upli_traffic_pair.py``, against the golden model ``rtl/scaleup_ip/model/tl/traffic.py``, written
-from the block's README alone.
+``sim/tl/upli_traffic_pair.py``, against the golden model ``rtl/scaleup_ip/model/tl/traffic.py``,
+written from the block's README alone.
 
 The generator's four channels, taken with random backpressure, are the model's sequence
 transfer by transfer; the checker passes the model's sequence as delivered (poisoned beats,

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""UPLI channel ends (``rtl/scaleup_ip/tl/upli/receiver.py``, ``upli_tx.py``): credit release and returns,
+"""UPLI channel ends (``rtl/scaleup_ip/tl/upli/receiver.py``, ``upli/sender.py``): credit release and returns,
 overrun, sending only with credit, bursts back to back."""
 
 import dataclasses

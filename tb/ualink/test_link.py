@@ -5,11 +5,12 @@ cycles and backpressure), from Python against the TL model and made and checked 
 (``rtl/tl/traffic``): every request, response and data beat
 arrives once, intact and in the order the TL keeps, whatever the link does.
 
-While the traffic flows, the error links go through bit errors at BER 1e-6, 1e-5 and 1e-4,
-error bursts (which take Acks and Replay Requests with them), lone dropped flits, and a retrain
-of both ends; the sequence numbers wrap (more than 511 payload flits each way) and TxReplay
-fills (the round trip is longer than it holds). Then errors stop, every item must have arrived, every TL credit be home, and every DL
-flit be acknowledged. The seeds of the traffic and the error links come from the test's seed.
+While the traffic flows, the error links go through bit errors at BER 1e-6, 1e-5 and 1e-4, error
+bursts (which take Acks and Replay Requests with them), lone dropped flits, and a retrain of both
+ends; the sequence numbers wrap (more than 511 payload flits each way) and TxReplay fills (the round
+trip is longer than it holds). Then errors stop, every item must have arrived, every TL credit be
+home, and every DL flit be acknowledged. The seeds of the traffic and the error links come from the
+test's seed.
 """
 
 import cocotb

@@ -44,13 +44,13 @@ class DlState(enum.Enum, shape=2):
 class UalinkDl(ConfiguredComponent):
     """One end of a UALink data link.
 
-    Transmit: TL flits (``tl_in``) are packed into DL flit bodies (:class:`DlPack`), given
-    sequence numbers and headers and kept for replay (:class:`LlrTx`), put in the wire order
-    of Figure 6-4 (:class:`DlToWire`) and sent with their CRC (:class:`DlCrcInsert`) on
-    ``phy_out``. Receive: flits from ``phy_in`` are checked (:class:`DlCrcCheck`), put back
-    in the logical order (:class:`DlFromWire`), taken in order or dropped by the replay rules
-    (:class:`LlrRx`), and unpacked (:class:`DlUnpack`) to ``tl_out``. The receiver tells the transmitter what
-    to Ack and when to ask for a replay, and hands it the Acks and Replay Requests received.
+    Transmit: TL flits (``tl_in``) are packed into DL flit bodies (:class:`DlPack`), given sequence
+    numbers and headers and kept for replay (:class:`LlrTx`), put in the wire order of Figure 6-4
+    (:class:`DlToWire`) and sent with their CRC (:class:`DlCrcInsert`) on ``phy_out``. Receive:
+    flits from ``phy_in`` are checked (:class:`DlCrcCheck`), put back in the logical order
+    (:class:`DlFromWire`), taken in order or dropped by the replay rules (:class:`LlrRx`), and
+    unpacked (:class:`DlUnpack`) to ``tl_out``. The receiver tells the transmitter what to Ack and
+    when to ask for a replay, and hands it the Acks and Replay Requests received.
 
     Link states [§6.7.1]: FAULT while ``fault`` (the reset state; [ours] no RS: ``fault``
     stands for its fault signalling), then IDLE (nothing sent); NOP when ``enable`` (NOP flits

@@ -22,7 +22,8 @@ assert model.BEAT_BITS == BEAT_BITS
 MAX_DELAY = 1 << 14
 MAX_BURST_LENGTH = (1 << 16) - 1
 
-#: The counters port: 32-bit wrapping counts, in :data:`scaleup_ip.model.dl.err_link.COUNTERS` order.
+#: The counters port: 32-bit wrapping counts, in :data:`scaleup_ip.model.dl.err_link.COUNTERS`
+#: order.
 counters_layout = data.StructLayout({name: model.COUNTER_BITS for name in model.COUNTERS})
 
 #: A beat and its fate, registered between its acceptance and the delay line.
@@ -119,19 +120,19 @@ class ErrorLink(ConfiguredComponent):
     """One direction of a link between two DLs: 64-byte beats in, the same beats out, some
     corrupted or dropped, after a programmable delay. Two make a duplex link.
 
-    Each accepted beat, dropped or not, draws 128 random bits: two steps of a xorshift64
-    generator [ours] (:class:`scaleup_ip.model.dl.err_link.Generator`). The generator moves only on
-    accepted beats, so one seed and one sequence of beats give the same corruption and drops
-    whatever the stalls on either side. :class:`scaleup_ip.model.dl.err_link.ErrLinkModel` is the golden
-    model of every decision below.
+    Each accepted beat, dropped or not, draws 128 random bits: two steps of a xorshift64 generator
+    [ours] (:class:`scaleup_ip.model.dl.err_link.Generator`). The generator moves only on accepted
+    beats, so one seed and one sequence of beats give the same corruption and drops whatever the
+    stalls on either side. :class:`scaleup_ip.model.dl.err_link.ErrLinkModel` is the golden model of
+    every decision below.
 
     * **Drops.** At a flit's first beat (the first after reset or after a ``last``: flits are
       delimited by ``last``, not by counting), where ``enable`` and ``drop < drop_threshold``,
       that beat and the rest of its flit up to its ``last`` beat are dropped. A dropped beat
       gets no error and does not count towards a running burst [ours].
     * **Bit errors.** Where ``enable`` and ``bit < ber_threshold``, bit ``bit_position`` of the
-      beat is flipped: at most one per beat [ours]. A testbench sets the threshold from a BER
-      with :func:`scaleup_ip.model.dl.err_link.ber_threshold`, ``2**32 (1 - (1 - BER)**512)``: at BER <=
+      beat is flipped: at most one per beat [ours]. A testbench sets the threshold from a BER with
+      :func:`scaleup_ip.model.dl.err_link.ber_threshold`, ``2**32 (1 - (1 - BER)**512)``: at BER <=
       1e-4 two errors in one beat are rare, and a single flip is always caught by the CRC.
     * **Bursts.** Where ``enable``, no burst is running and ``burst < burst_threshold``, a burst
       of ``burst_length`` consecutive flipped bits (none if 0) starts at bit
@@ -141,15 +142,14 @@ class ErrorLink(ConfiguredComponent):
     * ``enable`` low passes every beat untouched (still delayed; a flit whose drop is decided
       is dropped whole) and ends a running burst.
 
-    Controls are levels and may change at any clock; each is sampled when it is used:
-    ``enable``, ``ber_threshold``, ``burst_threshold`` and ``burst_length`` at each beat's
-    acceptance, ``drop_threshold`` (and ``enable`` for the drop) at a flit's first beat.
-    ``delay`` is compared every clock (from the next clock on) with the age of the oldest beat
-    not yet released: a lower value lets waiting beats out sooner, in order; a higher one holds
-    those not yet released.
-    ``seed`` is loaded while ``rst`` is high and at a ``reseed`` strobe [ours]; a beat accepted
-    in the strobe's clock still takes the old draws, the next one the new seed's first. Seed 0
-    stands for :data:`scaleup_ip.model.dl.err_link.ZERO_SEED`. In a domain without reset, the generator
+    Controls are levels and may change at any clock; each is sampled when it is used: ``enable``,
+    ``ber_threshold``, ``burst_threshold`` and ``burst_length`` at each beat's acceptance,
+    ``drop_threshold`` (and ``enable`` for the drop) at a flit's first beat. ``delay`` is compared
+    every clock (from the next clock on) with the age of the oldest beat not yet released: a lower
+    value lets waiting beats out sooner, in order; a higher one holds those not yet released.
+    ``seed`` is loaded while ``rst`` is high and at a ``reseed`` strobe [ours]; a beat accepted in
+    the strobe's clock still takes the old draws, the next one the new seed's first. Seed 0 stands
+    for :data:`scaleup_ip.model.dl.err_link.ZERO_SEED`. In a domain without reset, the generator
     starts as if seed 0 had been loaded.
 
     Latency: ``delay`` counts clocks, from a beat's acceptance on ``i`` to its transfer on

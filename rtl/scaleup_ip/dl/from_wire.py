@@ -25,8 +25,8 @@ _BYTES = BEAT_BITS // 8
 
 class DlFromWire(Component):
     """Reorders each checked DL flit's bytes from the wire order of Figure 6-4
-    (:data:`~scaleup_ip.dl.layout.WIRE_ROWS`) back to the logical layout, keeping each beat's verdict
-    and headers.
+    (:data:`~scaleup_ip.dl.layout.WIRE_ROWS`) back to the logical layout, keeping each beat's
+    verdict and headers.
 
     Logical beat ``k`` takes bytes of wire beats ``k`` and ``k + 1``; its segment headers, which
     the wire spreads over beats 1, 3, 5, 7 and 9, come from ``headers`` (the CRC stage gathers

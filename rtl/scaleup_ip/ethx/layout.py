@@ -98,8 +98,8 @@ framer_counts = data.ArrayLayout(32, len(FramerCount))
 
 class DeframerCount(py_enum.IntEnum):
     """Receive counters (32-bit, wrapping): good frames, and the frames dropped for each
-    :class:`~scaleup_ip.model.ethx.bridge.FrameError` (the same numbers), in the order the receiver checks:
-    RUNT, OVERSIZED, MAC_ERROR, BAD_FCS, ETHERTYPE, DESTINATION, SOURCE, VERSION, LENGTH."""
+    :class:`~scaleup_ip.model.ethx.bridge.FrameError` (the same numbers), in the order the receiver
+    checks: RUNT, OVERSIZED, MAC_ERROR, BAD_FCS, ETHERTYPE, DESTINATION, SOURCE, VERSION, LENGTH."""
     FRAMES = 0          # good frames: their record words went on
     RUNT = model.FrameError.RUNT
     OVERSIZED = model.FrameError.OVERSIZED
@@ -171,8 +171,8 @@ response_item_layout = data.StructLayout({
 })
 
 
-#: A received record word with what it would mean as a record's header word, worked out two
-#: clocks ahead (:class:`~scaleup_ip.ethx.sizes.HeaderSizes`): the words after the header and extension
+#: A received record word with what it would mean as a record's header word, worked out two clocks
+#: ahead (:class:`~scaleup_ip.ethx.sizes.HeaderSizes`): the words after the header and extension
 #: (``body``), a WRITE's data words, and the header's faults.
 sized_word_layout = data.StructLayout({
     "word": record_word_layout, "body": 13, "data_words": 13,

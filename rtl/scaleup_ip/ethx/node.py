@@ -73,7 +73,8 @@ class EthxNode(ConfiguredComponent):
     node : In(16)
         This node's ID, the bridge's and the link's.
     tx, rx
-        Wire frames to and from the MAC (FCS included), as :class:`~scaleup_ip.ethx.link.EthxLink`'s.
+        Wire frames to and from the MAC (FCS included), as
+        :class:`~scaleup_ip.ethx.link.EthxLink`'s.
     link_up, link_settings, link_tx_state, ..., link_kept
         The link's other ports, as :class:`~scaleup_ip.ethx.link.EthxLink`'s without the prefix.
     """

@@ -45,8 +45,8 @@ class RecordParse(ConfiguredComponent):
     longer than what is left of its frame, is counted and the rest of the frame dropped (records
     before it stand, as in the golden model); no part of a too-long record is passed on.
 
-    Throughput: one word per clock, and one clock more per request for its header item.
-    Latency: each word first spends two clocks in :class:`~scaleup_ip.ethx.sizes.HeaderSizes`; then a
+    Throughput: one word per clock, and one clock more per request for its header item. Latency:
+    each word first spends two clocks in :class:`~scaleup_ip.ethx.sizes.HeaderSizes`; then a
     response word passes in the clock it comes, and a request's header item comes out the clock
     after its header (or extension) word. A stalled output stalls the input.
 

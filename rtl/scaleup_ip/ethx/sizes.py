@@ -36,10 +36,10 @@ _partial_layout = data.StructLayout({
 
 class HeaderSizes(wiring.Component):
     """Registers each record word with what it would mean as a header word [README §2]: the
-    record's body words (after its header and extension), a WRITE's data words, and whether the
-    kind is unknown, a reserved field is set (``malformed``) or the record runs past its frame
-    (``truncated``). :class:`~scaleup_ip.ethx.parse.RecordParse` uses the figures of the words that are
-    headers, so its decisions start from flops.
+    record's body words (after its header and extension), a WRITE's data words, and whether the kind
+    is unknown, a reserved field is set (``malformed``) or the record runs past its frame
+    (``truncated``). :class:`~scaleup_ip.ethx.parse.RecordParse` uses the figures of the words that
+    are headers, so its decisions start from flops.
 
     Two stages, each a register: the first works out the sums that follow the fields (data
     words, strobe words, the frame's room after the header), the second adds and compares

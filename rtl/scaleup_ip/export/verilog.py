@@ -5,26 +5,31 @@ import re
 
 from amaranth.back import rtlil
 
+from .ports import FlatPorts
+
 __all__ = ["convert"]
 
 
-def convert(top, name, header=""):
-    """Return the Verilog of ``top`` (a :class:`~scaleup_ip.export.FlatPorts`) as module
-    ``name``, ports in the order ``clk``, ``rst``, then ``top.ports``.
+def convert(top, name, header="", purge=True):
+    """Return the Verilog of ``top`` (a component) as module ``name``; a
+    :class:`~scaleup_ip.export.FlatPorts` has its ports in the order ``clk``, ``rst``, then
+    ``top.ports``.
 
     Amaranth's own Verilog keeps combinational processes as ``always @*`` blocks; one that
     reads only constants never runs in an event-driven simulator (Icarus, Questa, VCS,
     Xcelium), whose outputs then stay X. Here Yosys turns every process into cells (``proc``),
     so the module holds continuous assignments, clocked blocks and memories only. ``header``
-    (comment lines) goes first.
+    (comment lines) goes first. ``purge`` drops the named signals that nothing reads (a
+    simulation that looks inside keeps them).
     """
     from amaranth._toolchain.yosys import find_yosys       # the one Amaranth converts with
 
-    text = _order_ports(rtlil.convert(top, name=name, emit_src=False), name,
-                        ["clk", "rst", *(port.name for port in top.ports)])
+    text = rtlil.convert(top, name=name, emit_src=False)
+    if isinstance(top, FlatPorts):
+        text = _order_ports(text, name, ["clk", "rst", *(port.name for port in top.ports)])
     yosys = find_yosys(lambda version: version >= (0, 40))
-    script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc", "memory_collect", "opt_clean -purge",
-              "write_verilog -noattr"]
+    script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc", "memory_collect",
+              "opt_clean -purge" if purge else "opt_clean", "write_verilog -noattr"]
     verilog = yosys.run(["-q", "-"], "\n".join(script))
     return header + verilog
 

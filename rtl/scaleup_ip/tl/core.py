@@ -52,9 +52,11 @@ class TlCore(ConfiguredComponent):
     upli_events : Out(len(UpliError))
         The packer's UPLI violation pulses (:attr:`~scaleup_ip.tl.tx.packer.TlTx.upli_events`).
     tx_cache : Out(tx_cache_port())
-        The Tx address cache's controls, with a cache (:attr:`~scaleup_ip.tl.tx.packer.TlTx.tx_cache`).
+        The Tx address cache's controls, with a cache
+        (:attr:`~scaleup_ip.tl.tx.packer.TlTx.tx_cache`).
 
-    Latency and throughput are those of :class:`~scaleup_ip.tl.tx.packer.TlTx` and :class:`~scaleup_ip.tl.rx.unpacker.TlRx`.
+    Latency and throughput are those of :class:`~scaleup_ip.tl.tx.packer.TlTx` and
+    :class:`~scaleup_ip.tl.rx.unpacker.TlRx`.
     """
 
     config_class = TlConfig

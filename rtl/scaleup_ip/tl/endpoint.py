@@ -58,9 +58,10 @@ class TlEndpoint(ConfiguredComponent):
     upli_errors : Out(upli_error_counts)
         UPLI protocol violations on the four channels in, by
         :class:`~scaleup_ip.tl.layout.UpliError` kind (8-bit saturating; a kind counts one per clock
-        however many transfers showed it). Each is answered as README §5 says; none stops the
-        TL. Checked by :class:`~scaleup_ip.tl.upli.request_check.UpliRequestCheck` and
-        :class:`~scaleup_ip.tl.upli.response_check.UpliResponseCheck` on the wires, and by the packer.
+        however many transfers showed it). Each is answered as README §5 says; none stops the TL.
+        Checked by :class:`~scaleup_ip.tl.upli.request_check.UpliRequestCheck` and
+        :class:`~scaleup_ip.tl.upli.response_check.UpliResponseCheck` on the wires, and by the
+        packer.
     """
 
     config_class = TlConfig

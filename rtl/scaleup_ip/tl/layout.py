@@ -559,7 +559,7 @@ def tx_cache_port():
     })
 
 
-# UPLI traffic in hardware (rtl/scaleup_ip/tl/traffic/README.md) ----------------------------------------
+# UPLI traffic in hardware (rtl/scaleup_ip/tl/traffic/README.md) ---------------------------------
 
 class UpliChannel(py_enum.IntEnum):
     """The four UPLI item channels, as the traffic generator and checker count them."""

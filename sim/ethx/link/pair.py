@@ -46,8 +46,8 @@ class EthxLinkPair(ConfiguredComponent):
 class EthxLinkWire(ConfiguredComponent):
     """Links ``a`` and ``b`` as :class:`EthxLinkPair` (ports ``<end>_<port>`` but ``node``,
     ``tx`` and ``rx``), each one's wire to the other's through an
-    :class:`~scaleup_ip.ethx.link.channel.EthxChannel` (ports ``<end>_wire_<port>``: the channel from
-    ``end``), of :func:`channel_config`; ``<end>_line_beats`` counts the beats ``end`` put on
+    :class:`~scaleup_ip.ethx.link.channel.EthxChannel` (ports ``<end>_wire_<port>``: the channel
+    from ``end``), of :func:`channel_config`; ``<end>_line_beats`` counts the beats ``end`` put on
     its wire (32 bits, wrapping): the top of the link benchmark."""
 
     config_class = LinkConfig

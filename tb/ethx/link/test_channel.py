@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Tests of the error-injecting Ethernet channel (rtl/scaleup_ip/ethx/link/channel.py) against its golden
-model (rtl/scaleup_ip/model/ethx/channel.py): every beat out and every counter as the model says, under
-random controls, stalls on both sides, reseeds and reset; the latency and the throughput the
+model (rtl/scaleup_ip/model/ethx/channel.py): every beat out and every counter as the model says,
+under random controls, stalls on both sides, reseeds and reset; the latency and the throughput the
 docstring states."""
 
 import itertools

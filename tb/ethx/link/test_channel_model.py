@@ -2,10 +2,10 @@
 """Tests of the Ethernet channel golden model ``rtl/scaleup_ip/model/ethx/channel.py`` (no simulator).
 
 Written from the ``EthxChannel`` and ``ChannelConfig`` docstrings in
-``rtl/scaleup_ip/ethx/link/channel.py`` (steps cited as ``[step n]``): hand-worked examples from the first
-draws of seed 1 (pinned below by an xorshift64 written here), every step's corner, and
-statistical checks of the drop, bit-error and burst rates (each prints its seed; ``SEED=n``
-fixes it).
+``rtl/scaleup_ip/ethx/link/channel.py`` (steps cited as ``[step n]``): hand-worked examples from the
+first draws of seed 1 (pinned below by an xorshift64 written here), every step's corner, and
+statistical checks of the drop, bit-error and burst rates (each prints its seed; ``SEED=n`` fixes
+it).
 """
 
 import math

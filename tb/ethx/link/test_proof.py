@@ -8,9 +8,9 @@ two VCs, 2048-byte ring, queues and receive buffer. Resets are free in every clo
 environment with the circuit. Internal registers named below are reached through the elaborated
 module (:func:`_internal`). The whole file takes about 40 s on one core, 25 s on two.
 
-**1. In-order, duplicate-free delivery** (:class:`scaleup_ip.ethx.link.rx.llr.LlrRx`; about 2 s). Every
-frame LlrRx accepts (``accept``, DATA or CC) is the transmitter's next frame after the last one
-accepted, its true index tracked by the harness: no duplicate, no gap. The one gap allowed is
+**1. In-order, duplicate-free delivery** (:class:`scaleup_ip.ethx.link.rx.llr.LlrRx`; about 2 s).
+Every frame LlrRx accepts (``accept``, DATA or CC) is the transmitter's next frame after the last
+one accepted, its true index tracked by the harness: no duplicate, no gap. The one gap allowed is
 the README's (§3.2): a FLUSH drops every frame kept, and the frame wanted next is then the first
 after them. And while the transmitter is synchronized, every ACK or NACK LlrRx sends (``sent``)
 carries the last frame accepted (``last_good + 1`` is the frame wanted): it never acknowledges a
@@ -56,23 +56,22 @@ of acknowledged frames, ``window`` 15 passes (LlrRx only accepts ``d == 0``) and
 receiver (an INIT from before the last FLUSH) makes a bounded check of the order alone fail
 within 6 clocks: LlrRx takes a frame twice.
 
-**2. Frames kept** (:class:`scaleup_ip.ethx.link.tx.llr.LlrTx`, which owns the sequence numbers, with
-the :class:`scaleup_ip.ethx.link.tx.ring.ReplayRing` whose ``room`` lets frames in, wired as in
-:class:`scaleup_ip.ethx.link.tx.sender.LinkTx`; ``replay_frames`` 2, 4 and 8; about 2 s each). Whatever
-the frames offered on the ring's ``i``, ``up``, the settings, the control messages on ``ctl``
-(ACK, NACK, INIT_ECHO or any other kind, any 20-bit number, at any time), the ring's ``go`` (in
-any clock LlrTx's ``may_send`` allows) and ``o.ready``: ``kept`` (``next − acked``, LinkTx's
+**2. Frames kept** (:class:`scaleup_ip.ethx.link.tx.llr.LlrTx`, which owns the sequence numbers,
+with the :class:`scaleup_ip.ethx.link.tx.ring.ReplayRing` whose ``room`` lets frames in, wired as in
+:class:`scaleup_ip.ethx.link.tx.sender.LinkTx`; ``replay_frames`` 2, 4 and 8; about 2 s each).
+Whatever the frames offered on the ring's ``i``, ``up``, the settings, the control messages on
+``ctl`` (ACK, NACK, INIT_ECHO or any other kind, any 20-bit number, at any time), the ring's ``go``
+(in any clock LlrTx's ``may_send`` allows) and ``o.ready``: ``kept`` (``next − acked``, LinkTx's
 port) equals the frames that entered the ring (``pushed``) and were neither acknowledged nor
-flushed, as the harness counts them, and is at most ``replay_frames − 1`` (< 8, half the
-sequence space). The harness keeps its own oldest frame kept and one past the highest frame sent
-(a frame started on the ring, ``started``, with ``sent`` equal to it is new); an ACK or NACK(s)
-frees ``d = (s + 1 − acked) mod 16`` frames if ``d`` is at most the frames sent and kept
-(README §3.2; while not synchronized none has been sent, so no ACK frees any); ``flushed``
-frees them all, with a frame entering in the same clock. Invariants: the harness's pointers are
-LlrTx's (``acked``, ``top``); only frames kept were sent, and none while not synchronized;
-``sent`` lies from ``acked`` to ``top``; a frame being written into the ring (``inside``) or
-waiting for its FCS (``pending``) had room; the ring's ``room``, a clock old, holds after a clock
-in which nothing entered (``quiet``).
+flushed, as the harness counts them, and is at most ``replay_frames − 1`` (< 8, half the sequence
+space). The harness keeps its own oldest frame kept and one past the highest frame sent (a frame
+started on the ring, ``started``, with ``sent`` equal to it is new); an ACK or NACK(s) frees ``d =
+(s + 1 − acked) mod 16`` frames if ``d`` is at most the frames sent and kept (README §3.2; while not
+synchronized none has been sent, so no ACK frees any); ``flushed`` frees them all, with a frame
+entering in the same clock. Invariants: the harness's pointers are LlrTx's (``acked``, ``top``);
+only frames kept were sent, and none while not synchronized; ``sent`` lies from ``acked`` to
+``top``; a frame being written into the ring (``inside``) or waiting for its FCS (``pending``) had
+room; the ring's ``room``, a clock old, holds after a clock in which nothing entered (``quiet``).
 
 Found, and fixed in LlrTx: ``sent`` could fall behind ``acked``. When ``up`` rises in OFF in the
 same clock as a valid ACK or NACK arrives, LlrTx's state machine (``_states``: REPLAY from the
@@ -95,20 +94,20 @@ clocks). :func:`test_occupancy_proof_can_fail`: a harness deaf to ACKs makes a b
 the property alone fail (a frame enters, is sent and acknowledged: 13 clocks, about 12 s).
 
 **3. Credits** (:class:`scaleup_ip.ethx.link.tx.credit.CreditTx` and
-:class:`scaleup_ip.ethx.link.rx.credit.CreditRx`, which own ``S_CC``, ``S_CF``, ``R_CC`` and ``R_CF``;
-``credit_size`` 512, so the 2048-byte buffer holds 4 credits and a frame takes 1 to 3; about
-20 s). The harness counts each VC's credits by where their frame or message is: ``live``, frames
-CreditTx started (``start`` without ``cc``) that may still be accepted; ``lost``, frames a FLUSH
-dropped whose credits no CC_UPDATE has brought back yet; ``buf``, frames accepted and not yet
-freed (the receive buffer); ``fr``, credits freed that no CF_UPDATE taken by the sender has
-reported yet. Proved, per VC, in the 20-bit cyclic arithmetic of the counters: ``S_CC − R_CC =
-live + lost``, ``R_CC − R_CF = buf``, ``R_CF − S_CF = fr``, so ``S_CU = S_CC − S_CF = live + lost
-+ buf + fr`` (conservation: the credits the sender counts in use are exactly those in flight,
-lost, buffered or freed and unreported; ``port_limit`` minus their sum is free at the sender);
-``S_CU`` within the VC's limit, the VCs' sum within ``port_limit``, hence the buffer's credits,
-``sum(buf)``, within ``port_limit`` <= ``rx_credits`` (asserted too): as a frame takes at least
-its bytes in credits, the buffer never holds more than ``credit_size × port_limit <= rx_bytes``
-bytes; and every CF_UPDATE the sender gets passes its check (no ``CREDIT_ERROR``).
+:class:`scaleup_ip.ethx.link.rx.credit.CreditRx`, which own ``S_CC``, ``S_CF``, ``R_CC`` and
+``R_CF``; ``credit_size`` 512, so the 2048-byte buffer holds 4 credits and a frame takes 1 to 3;
+about 20 s). The harness counts each VC's credits by where their frame or message is: ``live``,
+frames CreditTx started (``start`` without ``cc``) that may still be accepted; ``lost``, frames a
+FLUSH dropped whose credits no CC_UPDATE has brought back yet; ``buf``, frames accepted and not yet
+freed (the receive buffer); ``fr``, credits freed that no CF_UPDATE taken by the sender has reported
+yet. Proved, per VC, in the 20-bit cyclic arithmetic of the counters: ``S_CC − R_CC = live + lost``,
+``R_CC − R_CF = buf``, ``R_CF − S_CF = fr``, so ``S_CU = S_CC − S_CF = live + lost + buf + fr``
+(conservation: the credits the sender counts in use are exactly those in flight, lost, buffered or
+freed and unreported; ``port_limit`` minus their sum is free at the sender); ``S_CU`` within the
+VC's limit, the VCs' sum within ``port_limit``, hence the buffer's credits, ``sum(buf)``, within
+``port_limit`` <= ``rx_credits`` (asserted too): as a frame takes at least its bytes in credits, the
+buffer never holds more than ``credit_size × port_limit <= rx_bytes`` bytes; and every CF_UPDATE the
+sender gets passes its check (no ``CREDIT_ERROR``).
 
 The environment abstracts everything between the counters. The VC queues: a head is a frame of
 64 .. 1514 bytes that stays until CreditTx starts it (as TxQueues' heads do); ``idle`` (the

@@ -110,8 +110,8 @@ class LlrTx(ConfiguredComponent):
     mode : In(LinkMode)
         What may be sent; sampled at each flit's first beat.
     ack_timeout : In(ACK_TIMEOUT_BITS)
-        Tx_ack_time_out in flit times (:data:`~scaleup_ip.dl.layout.ACK_TIMEOUT_DEFAULT`: 1 ms); taken
-        when the timer is rearmed; 0 counts as 1.
+        Tx_ack_time_out in flit times (:data:`~scaleup_ip.dl.layout.ACK_TIMEOUT_DEFAULT`: 1 ms);
+        taken when the timer is rearmed; 0 counts as 1.
     timeout : Out(1)
         A pulse when the ack timer runs out.
     nop : Out(1)

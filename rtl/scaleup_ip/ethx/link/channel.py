@@ -21,7 +21,8 @@ from .layout import LINK_ETHERTYPE
 
 __all__ = ["ChannelConfig", "EthxChannel", "channel_controls", "channel_counters"]
 
-#: The counters port: 32-bit wrapping counts, in :data:`scaleup_ip.model.ethx.channel.COUNTERS` order.
+#: The counters port: 32-bit wrapping counts, in :data:`scaleup_ip.model.ethx.channel.COUNTERS`
+#: order.
 channel_counters = data.StructLayout({name: model.COUNTER_BITS for name in model.COUNTERS})
 
 
@@ -87,14 +88,15 @@ class EthxChannel(ConfiguredComponent):
     corrupted or dropped, each after a programmable delay. Two make a duplex channel.
 
     Frames are delimited by ``last``: a frame's first beat is the first after reset or after a
-    ``last``. Beat ``k`` of a frame carries its bytes ``k*W .. k*W+W-1`` (``W = eth_width/8``),
-    byte ``j`` of the beat in data bits ``8j+7 : 8j``, as :func:`~scaleup_ip.ethx.layout.eth_beat_layout`.
+    ``last``. Beat ``k`` of a frame carries its bytes ``k*W .. k*W+W-1`` (``W = eth_width/8``), byte
+    ``j`` of the beat in data bits ``8j+7 : 8j``, as
+    :func:`~scaleup_ip.ethx.layout.eth_beat_layout`.
 
-    Each accepted beat draws 128 random bits, :class:`scaleup_ip.model.dl.err_link.Draws` (two steps of
-    the xorshift64 generator of :class:`scaleup_ip.model.dl.err_link.Generator`); the generator moves on
-    every accepted beat, dropped or not, so one seed and one sequence of frames give the same
-    errors and drops whatever the stalls. :class:`scaleup_ip.model.ethx.channel.ChannelModel` is the
-    golden model of every decision below. In each beat's order:
+    Each accepted beat draws 128 random bits, :class:`scaleup_ip.model.dl.err_link.Draws` (two steps
+    of the xorshift64 generator of :class:`scaleup_ip.model.dl.err_link.Generator`); the generator
+    moves on every accepted beat, dropped or not, so one seed and one sequence of frames give the
+    same errors and drops whatever the stalls. :class:`scaleup_ip.model.ethx.channel.ChannelModel`
+    is the golden model of every decision below. In each beat's order:
 
     1. **Cut and drop.** At a frame's first beat the frame is dropped whole if ``cut`` is high
        (counted ``cut``), or else if ``enable`` and ``draws.drop < drop_threshold`` (counted

@@ -21,8 +21,8 @@ class EthxLink(ConfiguredComponent):
     order, whatever the wire loses, as long as the link comes back up (README).
 
     Latency and throughput: :class:`~scaleup_ip.ethx.link.tx.sender.LinkTx` and
-    :class:`~scaleup_ip.ethx.link.rx.receiver.LinkRx`. Every frame dropped is counted in ``tx_counts`` or
-    ``rx_counts`` (README §5).
+    :class:`~scaleup_ip.ethx.link.rx.receiver.LinkRx`. Every frame dropped is counted in
+    ``tx_counts`` or ``rx_counts`` (README §5).
 
     Members
     -------

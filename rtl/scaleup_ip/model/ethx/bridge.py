@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Golden model of the ETH-X bridge's frame format: AXI4 transactions as records in Ethernet frames.
 
-Written from ``rtl/scaleup_ip/ethx/README.md`` §1–3 (the format is ours [ours]: the ETH-X formats are not
-public) and the AXI4 rules it relies on (AMBA AXI4 A3.4.1 beat addresses, A3.4.1 4 KB and WRAP
-rules), independently of the RTL. Pure Python: the tests and host tools encode and decode frames
-with it, and :func:`naive_bytes`/:func:`wire_bytes` give the benchmark's byte counts.
+Written from ``rtl/scaleup_ip/ethx/README.md`` §1–3 (the format is ours [ours]: the ETH-X formats
+are not public) and the AXI4 rules it relies on (AMBA AXI4 A3.4.1 beat addresses, A3.4.1 4 KB and
+WRAP rules), independently of the RTL. Pure Python: the tests and host tools encode and decode
+frames with it, and :func:`naive_bytes`/:func:`wire_bytes` give the benchmark's byte counts.
 
 A frame is ``DA SA EtherType link-header records [FCS]``; records are whole 8-byte words
 (:class:`Kind`). :class:`TxState` and :class:`RxState` hold the address-compression state of one

@@ -5,8 +5,9 @@ frame is cut or dropped, which beat gets a flipped bit or an inverted burst, and
 Written from the documentation of :class:`~scaleup_ip.ethx.link.channel.EthxChannel` and
 :class:`~scaleup_ip.ethx.link.channel.ChannelConfig` only (cited as ``[channel step n]`` for the
 numbered steps of the ``EthxChannel`` docstring and ``[channel]`` for its other paragraphs),
-independently of the RTL. It reuses the random generator of :mod:`scaleup_ip.model.dl.err_link`, which
-the specification names: each accepted beat takes one :class:`~scaleup_ip.model.dl.err_link.Draws`.
+independently of the RTL. It reuses the random generator of :mod:`scaleup_ip.model.dl.err_link`,
+which the specification names: each accepted beat takes one
+:class:`~scaleup_ip.model.dl.err_link.Draws`.
 
 Beats are integers of ``eth_width`` bits with a ``keep`` byte mask, a ``last`` flag and a
 ``user`` value; byte ``j`` of a beat is data bits ``8j+7 : 8j``. Nothing here knows about

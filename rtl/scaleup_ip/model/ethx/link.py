@@ -2,13 +2,14 @@
 """Golden model of the ETH-X lossless link layer: link-level retry (go-back-N) and credit-based
 flow control over Ethernet.
 
-Written from ``rtl/scaleup_ip/ethx/link/README.md`` §1–6 (cited as ``[link README §n]``) and the public UEC
-facts behind it in ``shared/research/protocols.md`` §4 (``[UEC 1.0 §5.1]`` LLR, ``[UEC 1.0 §5.2]``
+Written from ``rtl/scaleup_ip/ethx/link/README.md`` §1–6 (cited as ``[link README §n]``) and the
+Ultra Ethernet Specification 1.0 sections it follows (``[UEC 1.0 §5.1]`` LLR, ``[UEC 1.0 §5.2]``
 CBFC), independently of the RTL. Pure Python, event-driven: time is an explicit integer clock
 ``now`` passed to the methods that have timers; nothing runs by itself.
 
 - Frames: :func:`to_wire`, :func:`encode_control` and :func:`classify` are byte-exact; the
-  bridge frame format (and :func:`~scaleup_ip.model.ethx.bridge.fcs_of`) comes from :mod:`scaleup_ip.model.ethx.bridge`.
+  bridge frame format (and :func:`~scaleup_ip.model.ethx.bridge.fcs_of`) comes from
+  :mod:`scaleup_ip.model.ethx.bridge`.
 - LLR: :class:`LlrRx` and :class:`LlrTx` are the receiver and transmitter state machines of
   README §3; :func:`seq_class` is §2.
 - CBFC: :class:`CreditSender` and :class:`CreditReceiver` are README §4.
@@ -96,7 +97,8 @@ def wire_bytes_of(bridge_len):
 
 def max_wire_bytes(mtu=1500):
     """The longest data frame on the wire for a bridge of ``mtu``: the bridge's largest frame
-    (``16 + 8 * ((mtu - 2) // 8)`` bytes, :func:`scaleup_ip.model.ethx.bridge.capacity`) plus 12. The README's
+    (``16 + 8 * ((mtu - 2) // 8)`` bytes, :func:`scaleup_ip.model.ethx.bridge.capacity`) plus 12.
+    The README's
     bound ``14 + mtu + 12`` (1526) is 2 more than this (1524) and is never a ``28 + 8n`` length."""
     return wire_bytes_of(HEADER_BYTES + (mtu - 2) // WORD * WORD)
 
@@ -311,10 +313,10 @@ class LlrRx:
     ack_delay : int
         Clocks from the first unacknowledged accepted frame to its ACK.
     ack_in_nack_sent : bool
-        The README's rule (default True; False: the rule as first written): a duplicate in NACK_SENT queues
-        ACK(e - 1). Without it a lost NACK leaves the receiver silent until frame ``e``
-        arrives, which never happens when the transmitter holds nothing beyond ``e - 1`` (full
-        ring or end of a burst) or its timer replays restart before reaching ``e``.
+        The README's rule (default True; False: the rule as first written): a duplicate in NACK_SENT
+        queues ACK(e - 1). Without it a lost NACK leaves the receiver silent until frame ``e``
+        arrives, which never happens when the transmitter holds nothing beyond ``e - 1`` (full ring
+        or end of a burst) or its timer replays restart before reaching ``e``.
     """
 
     def __init__(self, *, seq_bits=SEQ_BITS, ack_bytes, ack_delay, ack_in_nack_sent=True):
@@ -487,12 +489,12 @@ class LlrTx:
     replay_bytes : int or None
         Ring size in bytes (None: no byte limit); :meth:`push` takes the frame's ``nbytes``.
     ack_to_highest : bool
-        The README's rule (default True; False: as first written): an ACK/NACK is valid up to the highest
-        frame ever sent (``d <= highest - acked``) instead of ``sent - acked``, and one that frees
-        past ``sent`` moves ``sent`` up to ``acked``. Without it, after a timer replay
-        (``sent = acked``) the receiver's ACK of the frames it already holds is rejected until
-        the replay has caught up; when ``replay_timeout`` clocks of sending do not reach them,
-        the link livelocks into FLUSH and loses the kept frames never sent.
+        The README's rule (default True; False: as first written): an ACK/NACK is valid up to the
+        highest frame ever sent (``d <= highest - acked``) instead of ``sent - acked``, and one that
+        frees past ``sent`` moves ``sent`` up to ``acked``. Without it, after a timer replay (``sent
+        = acked``) the receiver's ACK of the frames it already holds is rejected until the replay
+        has caught up; when ``replay_timeout`` clocks of sending do not reach them, the link
+        livelocks into FLUSH and loses the kept frames never sent.
     """
 
     def __init__(self, *, seq_bits=SEQ_BITS, replay_frames, replay_timeout, replay_max,

@@ -27,8 +27,8 @@ sent and its decision is the one sent, so no entry can change between the decisi
 arrival order. An implementation with lookup and update latency must behave as if it were the
 same.
 
-Argument conventions are those of :class:`scaleup_ip.model.tl.flit.Request`: ``cmd`` is ReqCmd, ``attr``
-ReqAttr, ``length`` ReqLen (doublewords - 1), ``addr`` the 57-bit byte address ReqAddr (a
+Argument conventions are those of :class:`scaleup_ip.model.tl.flit.Request`: ``cmd`` is ReqCmd,
+``attr`` ReqAttr, ``length`` ReqLen (doublewords - 1), ``addr`` the 57-bit byte address ReqAddr (a
 multiple of 4) and ``metadata`` ReqMetaData. Arguments outside their field widths raise
 ``ValueError``; conditions a peer can cause on the wire are counted instead.
 """
@@ -516,10 +516,9 @@ class RxAddressCache:
         Parameters
         ----------
         fields : list of dict
-            Decoded request fields as :func:`scaleup_ip.model.tl.flit.decode_field` returns them: FTYPE
-            0x1 (uncompressed: ``ADDR`` = ReqAddr[56:2], ``CLOAD``, ``CWAY``) or 0x3
-            (compressed: ``ADDR`` = ReqAddr[19:6], ``CWAY``), with the ID field
-            :attr:`index`.
+            Decoded request fields as :func:`scaleup_ip.model.tl.flit.decode_field` returns them:
+            FTYPE 0x1 (uncompressed: ``ADDR`` = ReqAddr[56:2], ``CLOAD``, ``CWAY``) or 0x3
+            (compressed: ``ADDR`` = ReqAddr[19:6], ``CWAY``), with the ID field :attr:`index`.
 
         Returns
         -------

@@ -2,9 +2,10 @@
 """Golden model of the UALink transaction layer (TL) flit packer and unpacker.
 
 Written from the UALink_200 Rev 1.0 Evaluation Copy, chapter 5 (TL) and chapter 2 (UPLI), with the
-conventions and the transmit packing policy of ``rtl/scaleup_ip/tl/README.md`` (section numbers ``§3`` etc.
-below refer to that file, ``[§5.x]`` and ``Table 5-x`` to the specification). Authentication is
-off and there is no address cache: requests are always sent uncompressed with CLOAD = 0.
+conventions and the transmit packing policy of ``rtl/scaleup_ip/tl/README.md`` (section numbers
+``§3`` etc. below refer to that file, ``[§5.x]`` and ``Table 5-x`` to the specification).
+Authentication is off and there is no address cache: requests are always sent uncompressed with
+CLOAD = 0.
 
 Everything is plain integers and bytes. A half-flit is a 256-bit integer (sector ``s`` at bits
 ``[32s+31:32s]``); a field of ``n`` sectors placed at sector ``s`` is the integer
@@ -567,8 +568,8 @@ class Packer:
     granted : dict, optional
         ``{class: {slot: n}}`` credits the peer has granted, usable from time 0.
     address_cache : optional
-        A Tx address cache (``scaleup_ip.model.tl.addrcache.TxAddressCache``): its ``request(acc, cmd,
-        attr, length, addr, metadata)`` decides, as each request is pushed, whether it goes
+        A Tx address cache (``scaleup_ip.model.tl.addrcache.TxAddressCache``): its ``request(acc,
+        cmd, attr, length, addr, metadata)`` decides, as each request is pushed, whether it goes
         compressed, with CLOAD, or plain. Without one no request is compressed.
     cache_index : str
         The request field that is the cache row: "DSTACCID" (an accelerator's Tx cache
@@ -983,12 +984,12 @@ class Unpacker:
         that needs more than is free is a ``buffer_overrun`` error (free buffers with
         :meth:`release`). When ``None``, credits are not checked.
     address_cache : optional
-        An Rx address cache (``scaleup_ip.model.tl.addrcache.RxAddressCache``; its ``index`` names the
-        ID field that is the row): request fields are handed to it in sector order, an
-        uncompressed one with CLOAD = 1 loads ``load(acc, way, ReqAddr[56:20])``, a compressed
-        one (0x3) is rebuilt from ``expand(acc, way, ReqAddr[19:6])``. Without a cache, or
-        when ``expand`` returns None (an entry never loaded), a compressed request is the
-        error ``compressed_request`` [§5.5: cache errors are fatal].
+        An Rx address cache (``scaleup_ip.model.tl.addrcache.RxAddressCache``; its ``index`` names
+        the ID field that is the row): request fields are handed to it in sector order, an
+        uncompressed one with CLOAD = 1 loads ``load(acc, way, ReqAddr[56:20])``, a compressed one
+        (0x3) is rebuilt from ``expand(acc, way, ReqAddr[19:6])``. Without a cache, or when
+        ``expand`` returns None (an entry never loaded), a compressed request is the error
+        ``compressed_request`` [§5.5: cache errors are fatal].
 
     Attributes
     ----------

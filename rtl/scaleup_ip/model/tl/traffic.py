@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Golden model of the hardware UPLI traffic sequence (``UpliGen`` / ``UpliCheck``).
 
-Written from ``rtl/scaleup_ip/tl/traffic/README.md`` alone (sections 1-5; section 6, pacing, is hardware
-only and changes nothing that is sent). Section numbers ``[traffic README §n]`` below refer to
-that file. From a 64-bit seed (and the ``cacheable`` mode of §2) the model computes, per
-channel and independently of the others, the infinite sequence of UPLI items the generator
-sends, as the item classes of :mod:`scaleup_ip.model.tl.flit`, and what the far end of the TL delivers
-for each (:func:`as_delivered`).
+Written from ``rtl/scaleup_ip/tl/traffic/README.md`` alone (sections 1-5; section 6, pacing, is
+hardware only and changes nothing that is sent). Section numbers ``[traffic README §n]`` below refer
+to that file. From a 64-bit seed (and the ``cacheable`` mode of §2) the model computes, per channel
+and independently of the others, the infinite sequence of UPLI items the generator sends, as the
+item classes of :mod:`scaleup_ip.model.tl.flit`, and what the far end of the TL delivers for each
+(:func:`as_delivered`).
 
 The UPLI ``pool`` bit is always 0 (:data:`POOL`); the item classes carry no pool field. Beat
 level fields of OrigData (``offset = k``, ``last``, ``vc``) follow from the request and are not

@@ -25,8 +25,8 @@ __all__ = ["RequestDeliver", "beats_held", "expanded_request_layout"]
 #: ReqAddr bits that number the 64-byte beats of a 256-byte block.
 _BEAT_LANE = slice(6, 8)
 
-#: A request out of the address cache (:class:`~scaleup_ip.tl.rx.expand.RequestExpand`): expanded, or
-#: to be dropped (``drop``: it could not be expanded, or a request before it could not).
+#: A request out of the address cache (:class:`~scaleup_ip.tl.rx.expand.RequestExpand`): expanded,
+#: or to be dropped (``drop``: it could not be expanded, or a request before it could not).
 expanded_request_layout = data.StructLayout({"req": request_layout, "drop": 1})
 
 
@@ -41,12 +41,12 @@ class RequestDeliver(wiring.Component):
     so that neither the decision to send nor the load of the next head waits on a comparison.
 
     With an address cache (``cached``), requests come from
-    :class:`~scaleup_ip.tl.rx.expand.RequestExpand`, marked ``drop`` from the first that could not be
-    expanded on [ours, README §4]. From that one on the delivery drains instead: each request
-    leaves the head register the clock after it entered it, every beat and byte-enable
-    half-flit buffered is taken as it comes, nothing is offered on ``req`` or ``orig``, and
-    the credits are returned as for a delivery, in the pool slot (a beat does not say whose
-    it is; every field taken spent pool credits, the only ones this receiver releases).
+    :class:`~scaleup_ip.tl.rx.expand.RequestExpand`, marked ``drop`` from the first that could not
+    be expanded on [ours, README §4]. From that one on the delivery drains instead: each request
+    leaves the head register the clock after it entered it, every beat and byte-enable half-flit
+    buffered is taken as it comes, nothing is offered on ``req`` or ``orig``, and the credits are
+    returned as for a delivery, in the pool slot (a beat does not say whose it is; every field taken
+    spent pool credits, the only ones this receiver releases).
 
     Parameters
     ----------

@@ -71,20 +71,20 @@ class TlRx(ConfiguredComponent):
         With an address cache only: its loads, expansions and errors
         (:class:`~scaleup_ip.tl.layout.RxCacheCount`).
 
-    Latency: an item is valid on its UPLI output 3 clocks after the flit that completes it
-    (its control half-flit, or its last data or byte-enable half-flit) is presented, when the
-    buffers ahead of it are empty: two decoding the control half
-    (:class:`~scaleup_ip.tl.rx.front.RxFront`; the flit is not registered on entry, so it should come
-    from a register), one to sequence and check the flit, which writes the item straight into
-    the empty head register of its output (or its beat into the data buffer). ``grant`` and
-    ``error`` follow 3 clocks after the flit, ``error_counts``, ``poisoned`` and
-    ``peer_init`` 4. With an address cache a request header takes two clocks more (its cache
-    lookup and the answer's register, :class:`~scaleup_ip.tl.rx.expand.RequestExpand`), hidden behind
-    data that arrive later: 5 clocks for a read, 4 for a 64-byte WriteFull, 3 from the last
-    flit of a 256-byte one; its ``compressed_request`` error, found as the
-    request leaves the cache stage, sets ``error`` 2 clocks later. Throughput: one flit per
-    clock; one UPLI beat per clock and output. Overflow: an arrival beyond the advertised
-    buffers is the ``buffer_overrun`` error; beyond the catch buffers ``catch_overrun``.
+    Latency: an item is valid on its UPLI output 3 clocks after the flit that completes it (its
+    control half-flit, or its last data or byte-enable half-flit) is presented, when the buffers
+    ahead of it are empty: two decoding the control half (:class:`~scaleup_ip.tl.rx.front.RxFront`;
+    the flit is not registered on entry, so it should come from a register), one to sequence and
+    check the flit, which writes the item straight into the empty head register of its output (or
+    its beat into the data buffer). ``grant`` and ``error`` follow 3 clocks after the flit,
+    ``error_counts``, ``poisoned`` and ``peer_init`` 4. With an address cache a request header takes
+    two clocks more (its cache lookup and the answer's register,
+    :class:`~scaleup_ip.tl.rx.expand.RequestExpand`), hidden behind data that arrive later: 5 clocks
+    for a read, 4 for a 64-byte WriteFull, 3 from the last flit of a 256-byte one; its
+    ``compressed_request`` error, found as the request leaves the cache stage, sets ``error`` 2
+    clocks later. Throughput: one flit per clock; one UPLI beat per clock and output. Overflow: an
+    arrival beyond the advertised buffers is the ``buffer_overrun`` error; beyond the catch buffers
+    ``catch_overrun``.
     """
 
     config_class = TlConfig

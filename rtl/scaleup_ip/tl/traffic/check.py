@@ -41,8 +41,8 @@ __all__ = ["UpliCheck"]
 
 class UpliCheck(wiring.Component):
     """Takes the four UPLI streams a TL end delivers and compares each transfer with the next
-    one of its channel in the sequence of ``rtl/scaleup_ip/tl/traffic/README.md`` for ``seed``, as the far
-    end delivers it (README §5): poisoned beats with their message bytes, OKAY responses
+    one of its channel in the sequence of ``rtl/scaleup_ip/tl/traffic/README.md`` for ``seed``, as
+    the far end delivers it (README §5): poisoned beats with their message bytes, OKAY responses
     without SRCACCID.
 
     Each channel is ready in every clock but about ``busy / 256`` of them (``orig`` also not

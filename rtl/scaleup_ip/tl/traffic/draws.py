@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The UPLI traffic sequence in hardware (README §1-5): random lanes and the items drawn from
-them, shared by :class:`~scaleup_ip.tl.traffic.gen.UpliGen` and :class:`~scaleup_ip.tl.traffic.check.UpliCheck`.
+them, shared by :class:`~scaleup_ip.tl.traffic.gen.UpliGen` and
+:class:`~scaleup_ip.tl.traffic.check.UpliCheck`.
 """
 
 from amaranth import Array, C, Cat, Const, Mux, Signal

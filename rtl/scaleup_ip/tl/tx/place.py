@@ -337,9 +337,9 @@ def encode_request(m, item, entry):
         entry.be.eq(has_data & (req.cmd != ReqCmd.WRITE_FULL.value)),
         entry.be_pos.eq(req.addr[6:8]),
     ]
-    # The code is a signal of its own: were ``short`` written in a case statement, the
-    # Verilog would hold its constant fields (FTYPE) in ``always @*`` blocks that never run
-    # in simulation.
+    # The code is a signal of its own: were ``short`` written in a case statement, Amaranth's
+    # own Verilog would hold its constant fields (FTYPE) in ``always @*`` blocks that an
+    # event-driven simulator never runs (the project's Verilog has no such blocks).
     code = Signal.like(short.cmd, name="req_short_cmd")
     m.d.comb += short.cmd.eq(code)
     with m.Switch(req.cmd):

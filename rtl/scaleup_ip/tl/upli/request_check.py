@@ -30,8 +30,8 @@ class UpliRequestCheck(wiring.Component):
     req, orig : In(upli_channel(...))
         From the originator.
     req_o, orig_o : Out(upli_channel(...))
-        To the channels' :class:`~scaleup_ip.tl.upli.receiver.UpliReceiver`: the same beats in the same
-        clocks, credits passed back unchanged, some beats mended (below).
+        To the channels' :class:`~scaleup_ip.tl.upli.receiver.UpliReceiver`: the same beats in the
+        same clocks, credits passed back unchanged, some beats mended (below).
     req_discard, orig_discard : Out(1)
         With ``*_o.vld``: the receiver drops this beat (and still returns its credit).
     events : Out(len(UpliError))

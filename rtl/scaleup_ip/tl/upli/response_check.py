@@ -20,8 +20,8 @@ class UpliResponseCheck(wiring.Component):
     rd_rsp, wr_rsp : In(upli_channel(...))
         From the completer.
     rd_rsp_o, wr_rsp_o : Out(upli_channel(...))
-        To the channels' :class:`~scaleup_ip.tl.upli.receiver.UpliReceiver`: the same beats in the same
-        clocks, credits passed back unchanged, some beats mended (below).
+        To the channels' :class:`~scaleup_ip.tl.upli.receiver.UpliReceiver`: the same beats in the
+        same clocks, credits passed back unchanged, some beats mended (below).
     rd_discard : Out(1)
         With ``rd_rsp_o.vld``: the receiver drops this beat (and still returns its credit).
     events : Out(len(UpliError))

@@ -40,7 +40,8 @@ class LinkTx(ConfiguredComponent):
     -------
     i : ``In(eth_stream(eth_width))``; o : ``Out(eth_stream(eth_width))``
     ctl : ``In(ctl_in_layout(config))``
-        ACK, NACK, INIT_ECHO and CF_UPDATE received (:class:`~scaleup_ip.ethx.link.rx.receiver.LinkRx`).
+        ACK, NACK, INIT_ECHO and CF_UPDATE received
+        (:class:`~scaleup_ip.ethx.link.rx.receiver.LinkRx`).
     want : ``In(ctl_requests_layout)``; sent : ``Out(ctl_requests_layout)``
         The receive side's requests for control frames (its ``init`` bit unused) and the
         pulses that take them.
