@@ -1,9 +1,24 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Building a component out of others: their ports passed on under a prefix."""
+"""Building a component out of others: their ports passed on under a prefix, and their
+configurations out of one that holds the fields of all."""
+
+import dataclasses
 
 from amaranth.lib.wiring import In
 
-__all__ = ["pass_ports", "port_members"]
+__all__ = ["other_ports", "part_config", "pass_ports", "port_members"]
+
+
+def part_config(config_class, config):
+    """The ``config_class`` configuration made of the fields of ``config`` (a configuration
+    that holds every field of ``config_class``, and others)."""
+    return config_class(**{field.name: getattr(config, field.name)
+                           for field in dataclasses.fields(config_class)})
+
+
+def other_ports(component, keep):
+    """The names of ``component``'s members but those in ``keep``."""
+    return tuple(name for name in component.signature.members if name not in keep)
 
 
 def port_members(component, prefix, skip=()):

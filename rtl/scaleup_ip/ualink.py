@@ -6,7 +6,7 @@ import dataclasses
 from amaranth import Module
 from amaranth.lib import wiring
 
-from .compose import pass_ports, port_members
+from .compose import other_ports, part_config, pass_ports, port_members
 from .config import ConfiguredComponent
 from .dl import DlConfig, UalinkDl
 from .tl import TlConfig, TlEndpoint
@@ -35,17 +35,12 @@ class UalinkEndConfig(TlConfig, DlConfig):
     @property
     def tl(self):
         """The TL's configuration."""
-        return _part(TlConfig, self)
+        return part_config(TlConfig, self)
 
     @property
     def dl(self):
         """The DL's configuration."""
-        return _part(DlConfig, self)
-
-
-def _part(config_class, config):
-    return config_class(**{field.name: getattr(config, field.name)
-                           for field in dataclasses.fields(config_class)})
+        return part_config(DlConfig, self)
 
 
 class UalinkEnd(ConfiguredComponent):
@@ -98,9 +93,5 @@ class UalinkEnd(ConfiguredComponent):
 
 def _parts(tl, dl):
     """(prefix, component, ports not passed on) for each group of the end's ports."""
-    return [("", tl, _others(tl, _UPLI)), ("tl", tl, _TL_INTERNAL + _UPLI),
-            ("", dl, _others(dl, _PHY)), ("dl", dl, _DL_INTERNAL + _PHY)]
-
-
-def _others(component, keep):
-    return tuple(name for name in component.signature.members if name not in keep)
+    return [("", tl, other_ports(tl, _UPLI)), ("tl", tl, _TL_INTERNAL + _UPLI),
+            ("", dl, other_ports(dl, _PHY)), ("dl", dl, _DL_INTERNAL + _PHY)]

@@ -35,6 +35,9 @@ class DlLinkConfig(BlockConfig):
     max_delay: int = 256
     max_burst_length: int = 1024
 
+    def __post_init__(self):
+        _ = self.dl, self.link                  # each part checks its fields
+
     @property
     def dl(self):
         return DlConfig(replay_depth=self.replay_depth)

@@ -7,6 +7,7 @@ import dataclasses
 from amaranth import Module
 from amaranth.lib import wiring
 
+from scaleup_ip.compose import part_config
 from scaleup_ip.tl import TlConfig
 
 from sim.boundary import register_boundary
@@ -21,10 +22,13 @@ class UalinkLinkConfig(TlConfig, DlLinkConfig):
     """The TL ends' parameters (:class:`~scaleup_ip.tl.layout.TlConfig`) and the DL ends' and error
     links' (:class:`~sim.dl.link.DlLinkConfig`), in one configuration."""
 
+    def __post_init__(self):
+        TlConfig.__post_init__(self)
+        DlLinkConfig.__post_init__(self)
+
     @property
     def tl(self):
-        return TlConfig(**{field.name: getattr(self, field.name)
-                           for field in dataclasses.fields(TlConfig)})
+        return part_config(TlConfig, self)
 
 
 #: The one configuration the UALink link test and ``make sim`` share: default TL buffers, the

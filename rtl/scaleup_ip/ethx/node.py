@@ -6,7 +6,7 @@ import dataclasses
 from amaranth import Module
 from amaranth.lib import wiring
 
-from ..compose import pass_ports, port_members
+from ..compose import other_ports, part_config, pass_ports, port_members
 from ..config import ConfiguredComponent
 from .bridge import EthxBridge
 from .config import EthxConfig
@@ -39,17 +39,12 @@ class EthxNodeConfig(EthxConfig, LinkConfig):
     @property
     def bridge(self):
         """The bridge's configuration."""
-        return _part(EthxConfig, self)
+        return part_config(EthxConfig, self)
 
     @property
     def link(self):
         """The link's configuration."""
-        return _part(LinkConfig, self)
-
-
-def _part(config_class, config):
-    return config_class(**{field.name: getattr(config, field.name)
-                           for field in dataclasses.fields(config_class)})
+        return part_config(LinkConfig, self)
 
 
 class EthxNode(ConfiguredComponent):
@@ -98,7 +93,7 @@ class EthxNode(ConfiguredComponent):
 
 def _members(config):
     bridge, link = EthxBridge(config.bridge), EthxLink(config.link)
-    members = port_members(link, "", _others(link, ("node",)))
+    members = port_members(link, "", other_ports(link, ("node",)))
     for prefix, part, skip in _parts(bridge, link):
         members |= port_members(part, prefix, skip)
     return members
@@ -106,9 +101,5 @@ def _members(config):
 
 def _parts(bridge, link):
     """(prefix, component, ports not passed on) for each group of the node's ports."""
-    return [("", bridge, _BRIDGE_INTERNAL), ("", link, _others(link, _ETHERNET)),
+    return [("", bridge, _BRIDGE_INTERNAL), ("", link, other_ports(link, _ETHERNET)),
             ("link", link, _LINK_INTERNAL + _ETHERNET)]
-
-
-def _others(component, keep):
-    return tuple(name for name in component.signature.members if name not in keep)
