@@ -214,7 +214,11 @@ class TB(EthxEnv):
             assert rx["CC_RX"] == tx["CC_TX"]
             assert tx["INIT_TX"] == sent["init"]
             assert tx["TX_FLUSHED"] == 0 and tx["CREDIT_ERROR"] == 0
-            assert tx["ACK_NACK_SEQ_ERROR"] == 0 and tx["TX_MALFORMED"] == 0
+            # An INIT sent again (its echo lost or late) starts the sequence over: ACKs and NACKs
+            # of the first exchange still on the wire are then out of the window, counted and
+            # dropped (SEED=2019296820, 8-bit, lossy). Without a second INIT there are none.
+            assert tx["ACK_NACK_SEQ_ERROR"] == 0 or tx["INIT_TX"] > 1
+            assert tx["TX_MALFORMED"] == 0
             assert tx["PEAK_REPLAY"] <= cfg.replay_frames - 1       # room kept for one more
             assert tx["PEAK_REPLAY"] > 0 or not any(self.offered[e])
             # What the far end's transmitter got is what this end's receiver sent, less losses.
@@ -330,9 +334,10 @@ CONFIGS = [
 #: while it waited for INIT_ECHO, left after the echo had come and a frame had gone: the far end
 #: went back to that frame's sequence number and took it twice.
 #: At 594245554 (64-bit) no frame was on the wire at any of link_down_and_up's breaks, so none
-#: was lost to them and the test proved nothing; each break now waits for one.
+#: was lost to them and the test proved nothing; each break now waits for one. At 2019296820
+#: (8-bit) lossy sent an INIT twice and counted a stale ACK (see TB.check).
 SEEDS = [(CONFIGS[1], "link_down_too_long", 639272305),
-         (CONFIGS[0], "link_down_and_up", 594245554)]
+         (CONFIGS[0], "link_down_and_up", 594245554), (CONFIGS[1], "lossy", 2019296820)]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=LinkConfig.slug)
