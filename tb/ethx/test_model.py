@@ -198,6 +198,10 @@ def test_write_words():
     # 16-byte beats from an unaligned address: containers are whole.
     wide = Write(id=0, addr=0x1003, len=1, size=4, burst=Burst.INCR, data=bytes(32))
     assert wide.containers() == (1 << 32) - 1
+    # Strobes outside a narrow beat's container are ignored: a byte at 5 with all 8 strobes.
+    stray = Write(id=0, addr=0x80005, len=0, size=0, burst=Burst.INCR, data=bytes(8), strb=0xFF)
+    assert not stray.elided() and stray.written() == 1 << 5
+    assert Write(**{**wrap.__dict__, "strb": (1 << 32) - 1}).written() == wrap.containers()
 
 
 # --- Bad frames and records ------------------------------------------------------------------

@@ -80,7 +80,7 @@ class TB(EthxEnv):
             if self.delay:
                 await ClockCycles(self.dut.clk, self.rng.randrange(1, self.delay))
             step = model.beat_words(w.size) * 8
-            strobes = w.strobes()
+            strobes = w.written()
             for k, a in enumerate(model.beat_addresses(w.addr, w.len, w.size, w.burst)):
                 base = (model.container(a, w.size) if w.size >= 3 else a & ~7) % SIZE
                 for b in range(step):

@@ -30,7 +30,8 @@ class CompWrite(ConfiguredComponent):
     every write, in order, with a one-word WRITE_RESP record.
 
     A beat's words go to the bus lanes that hold its container [README §2.1]; its strobes are
-    the record's (8 bits a word) or, elided, the containers'. Throughput: one word per clock
+    the record's (8 bits a word) on the container's bytes only [AXI4 A3.4.3], or, elided, the
+    containers'. Throughput: one word per clock
     (a beat of ``n`` words takes ``n`` clocks). A refused write is answered DECERR without
     memory; the others with the memory's BRESP, in the order of ``answer``.
 
@@ -94,7 +95,7 @@ class CompWrite(ConfiguredComponent):
         this_strobe = Mux(need_strobe, self.strobes.payload, strobe_word).word_select(strobe_byte, 8)
         with m.If(take):
             m.d.sync += [beat[lane].eq(self.data.payload),
-                         strb[lane].eq(Mux(job.strb, this_strobe, container)),
+                         strb[lane].eq(Mux(job.strb, this_strobe & container, container)),
                          word.eq(word + 1), strobe_byte.eq(strobe_byte + 1)]
             with m.If(need_strobe):
                 m.d.sync += strobe_word.eq(self.strobes.payload)

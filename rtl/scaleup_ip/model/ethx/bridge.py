@@ -217,6 +217,12 @@ class Write:
         """Whether the strobes go unsent: they are exactly the containers."""
         return self.strobes() == self.containers()
 
+    def written(self):
+        """The bytes the write changes (one bit per carried byte): its strobes on its beats'
+        containers only; a strobe outside a narrow beat's container is ignored [AXI4 A3.4.3;
+        README §2.1]."""
+        return self.strobes() & self.containers()
+
 
 @dataclass(frozen=True)
 class ReadData:
