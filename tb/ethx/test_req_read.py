@@ -19,6 +19,7 @@ from scaleup_ip.ethx.requester import ReqRead
 from scaleup_ip.model.ethx import bridge as model
 from scaleup_ip.model.ethx.bridge import Read, ReadData, Resp, TxState
 from sim import harness
+from sim.ethx.axi_check import AxiAnswerCheck
 from sim.ethx.env import EthxEnv, words_of
 from sim.streams import LayoutSink, LayoutSource, random_pauses
 
@@ -45,6 +46,7 @@ class TB(EthxEnv):
         self.acquire_open = None    # the acquire whose answer is held back
         self.delay = 0
         self.user = user_layout(self.config)
+        self.check = AxiAnswerCheck(dut, "axi", dut.clk)
 
     def user_bits(self, dest, vc=0, order=0):
         return self.user.const({"node": dest, "vc": vc, "order": order}).as_bits()
@@ -110,10 +112,23 @@ class TB(EthxEnv):
                                      user=self.user_bits(dest, order=order))
         return got
 
+    async def take_read(self):
+        """The next READ record the requester sends, and its node."""
+        words, node = [], None
+        while True:
+            beat = await self.reqs.recv()
+            node = int(beat.node)
+            words.append(int(beat.data))
+            if beat.last:
+                break
+        (read,) = decode(words, self.states.setdefault(node, {}), node)
+        return read, node
+
     async def done(self):
         await ClockCycles(self.dut.clk, 50)
         assert self.reqs.empty() and self.rsp.empty()
         assert not self.dut.acquiring.value
+        self.check.idle()
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -180,6 +195,126 @@ async def req_read_unexpected(dut):
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def req_read_mismatched(dut):
+    """READ_DATA records for an outstanding read that do not continue its burst (more beats,
+    fewer beats with ``last``, another size, length, burst or address, ``last`` early) are
+    dropped and counted; the read then completes from its true answer, whole."""
+    tb = TB(dut)
+    await tb.reset()
+    task = cocotb.start_soon(tb.read(1, 0x100, 32, size=3))      # 4 beats of 8 bytes
+    read, node = await tb.take_read()
+    true = tb.answer(read, node)
+    assert len(true) == 1 and true[0].count == 3
+    t = true[0].__dict__
+    forged = [ReadData(**{**t, "count": 4, "data": bytes(40)}),
+              ReadData(**{**t, "count": 1, "data": bytes(16)}),
+              ReadData(**{**t, "count": 1, "last": False, "addr": 0x108, "data": bytes(16)}),
+              ReadData(**{**t, "size": 7, "count": 0, "data": bytes(128)}),
+              ReadData(**{**t, "len": 4}),
+              ReadData(**{**t, "burst": 2}),
+              ReadData(**{**t, "last": False})]
+    for record in forged:
+        tb.send(record, node, 0)
+    tb.send(true[0], node, 0)
+    got = await task
+    assert got.data == tb.memory[1][0x100:0x120] and got.resp == AxiResp.OKAY
+    await tb.done()
+    counts = tb.counts(ReadCount)
+    assert counts[ReadCount.MISMATCHED] == len(forged) and counts[ReadCount.UNEXPECTED] == 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def req_read_split_answer(dut):
+    """A read answered in several records (as the serving side splits one), each continuing
+    the burst, is taken whole."""
+    tb = TB(dut)
+    await tb.reset()
+    task = cocotb.start_soon(tb.read(2, 0x204, 24, size=2))     # 6 beats of 4 bytes
+    read, node = await tb.take_read()
+    (whole,) = tb.answer(read, node)
+    addrs = model.beat_addresses(read.addr, read.len, read.size, read.burst)
+    for first, count in ((0, 1), (1, 3), (4, 2)):
+        tb.send(ReadData(**{**whole.__dict__, "count": count - 1, "last": first + count == 6,
+                            "addr": addrs[first] & 0xFFF,
+                            "data": whole.data[8 * first:8 * (first + count)]}), node, 0)
+    got = await task
+    assert got.data == tb.memory[2][0x204:0x21C] and got.resp == AxiResp.OKAY
+    await tb.done()
+    assert tb.counts(ReadCount)[ReadCount.MISMATCHED] == 0
+
+
+async def _clocks(dut, task):
+    """Clocks until ``task`` is done, and its result."""
+    start = 0
+    while not task.done():
+        await ClockCycles(dut.clk, 1)
+        start += 1
+    return start, task.result()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def req_read_timeout(dut):
+    """Reads to a dead node complete SLVERR after ``completion_timeout`` (their beats still
+    due, in AXI ID order, an acquire too, which then lets later reads go), their slots come
+    back, and their late answers are dropped and counted, also after the slot is reused."""
+    tb = TB(dut)
+    limit = tb.config.completion_timeout
+    await tb.reset()
+    dead = []
+
+    async def serve():
+        while True:
+            read, node = await tb.take_read()
+            if node == 1:
+                for record in tb.answer(read, node):
+                    tb.send(record, node, 0)
+            else:
+                dead.append((read, node))
+    cocotb.start_soon(serve())
+    # One read: nothing comes back.
+    clocks, got = await _clocks(dut, cocotb.start_soon(tb.read(2, 0x40, 32, arid=1, size=3)))
+    assert got.resp == AxiResp.SLVERR and len(got.data) == 32
+    assert limit <= clocks <= limit + limit // 8 + 9 + 20, f"{clocks} clocks for {limit}"
+    # Part of an answer (2 beats of 4), then nothing: the 2 beats, then 2 SLVERR beats.
+    task = cocotb.start_soon(tb.read(2, 0x80, 32, arid=1, size=3))
+    while len(dead) < 2:
+        await ClockCycles(dut.clk, 1)
+    read, node = dead[1]
+    (whole,) = tb.answer(read, node)
+    tb.send(ReadData(**{**whole.__dict__, "count": 1, "last": False, "data": whole.data[:16]}),
+            node, 0)
+    got = await task
+    assert got.data[:16] == tb.memory[2][0x80:0x90] and got.resp == AxiResp.SLVERR
+    # Two reads of one ID, and an acquire; a read to a live node waits for the acquire.
+    tasks = [cocotb.start_soon(tb.read(3, 0x100, 8 * n, arid=2, size=3)) for n in (4, 1)]
+    await ClockCycles(dut.clk, 20)
+    acquire = cocotb.start_soon(tb.read(3, 0x200, 16, arid=3, order=1, size=3))
+    await ClockCycles(dut.clk, 20)
+    after = cocotb.start_soon(tb.read(1, 0x300, 64, arid=3))
+    for task in tasks + [acquire]:
+        got = await task
+        assert got.resp == AxiResp.SLVERR
+    got = await after
+    assert got.resp == AxiResp.OKAY and got.data == tb.memory[1][0x300:0x340]
+    # The late answers, and again once their slots serve new reads.
+    for read, node in dead[:2]:
+        for record in tb.answer(read, node):
+            tb.send(record, node, 0)
+    await tb.rsp.wait()
+    fresh = [cocotb.start_soon(tb.read(1, 0x400 + 64 * k, 64, arid=k)) for k in range(4)]
+    for read, node in dead[2:]:
+        for record in tb.answer(read, node):
+            tb.send(record, node, 0)
+    for k, task in enumerate(fresh):
+        got = await task
+        assert got.resp == AxiResp.OKAY and got.data == tb.memory[1][0x400 + 64 * k:][:64]
+    await tb.done()
+    counts = tb.counts(ReadCount)
+    assert counts[ReadCount.TIMEOUTS] == 5 and len(dead) == 5
+    assert counts[ReadCount.LATE] == 5 and counts[ReadCount.UNEXPECTED] == 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def req_read_no_destination(dut):
     """A read for a node at or above ``sources`` is answered DECERR locally."""
     tb = TB(dut)
@@ -192,7 +327,9 @@ async def req_read_no_destination(dut):
     assert tb.counts(ReadCount)[ReadCount.LOCAL] == 1
 
 
-CONFIGS = [EthxConfig(sources=4), EthxConfig(sources=4, data_width=512, outstanding=4, id_width=2)]
+CONFIGS = [EthxConfig(sources=4, completion_timeout=20_000),
+           EthxConfig(sources=4, data_width=512, outstanding=4, id_width=2,
+                      completion_timeout=5_000)]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=EthxConfig.slug)

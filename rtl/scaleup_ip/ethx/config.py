@@ -54,6 +54,10 @@ class EthxConfig(BlockConfig):
     timeout : int
         Aggregation timeout: a frame is sent at the first record boundary this many clocks
         after it was opened, 0 to 65535 (0: as soon as no record follows at once).
+    completion_timeout : int
+        Clocks a read or write may wait for its answer before it is completed SLVERR and its
+        slot freed (README §5): 16 to 2**32 - 1, or 0 for never. It expires between this and
+        1.125 times this plus 9 clocks after it was sent.
     """
     eth_width: int = 64
     mtu: int = 1500
@@ -71,6 +75,7 @@ class EthxConfig(BlockConfig):
     proxy: bool = False
     fill: int = 1400
     timeout: int = 64
+    completion_timeout: int = 1_000_000
 
     def __post_init__(self):
         check_int("ETH-X", "eth_width", self.eth_width, ETH_WIDTHS)
@@ -93,6 +98,10 @@ class EthxConfig(BlockConfig):
             raise TypeError(f"ETH-X proxy must be a bool, not {self.proxy!r}")
         check_int("ETH-X", "fill", self.fill, range(64, self.mtu + 1))
         check_int("ETH-X", "timeout", self.timeout, range(0, 65536))
+        check_int("ETH-X", "completion_timeout", self.completion_timeout, range(1 << 32))
+        if 0 < self.completion_timeout < 16:
+            raise ValueError("ETH-X completion_timeout must be 0 (never) or 16 .. 4294967295, "
+                             f"not {self.completion_timeout}")
 
     @property
     def eth_bytes(self):

@@ -303,6 +303,10 @@ class ReadCount(py_enum.IntEnum):
     LOCAL = 2           # reads answered locally: SLVERR (a rule the bridge cannot carry) or
                         # DECERR (a destination at or above ``sources``)
     UNEXPECTED = 3      # READ_DATA records for no outstanding read of theirs: dropped
+    MISMATCHED = 4      # READ_DATA records for an outstanding read whose beats, size, burst,
+                        # length, address or ``last`` do not continue it: dropped
+    TIMEOUTS = 5        # reads completed SLVERR after ``completion_timeout``
+    LATE = 6            # READ_DATA records for a read that timed out: dropped
 
 
 read_counts = data.ArrayLayout(32, len(ReadCount))
@@ -315,6 +319,9 @@ class WriteCount(py_enum.IntEnum):
     LOCAL = 2           # writes answered locally (SLVERR, DECERR) after their W beats
     UNEXPECTED = 3      # WRITE_RESP records for no outstanding piece of theirs: dropped
     PROXY_ERRORS = 4    # remote errors of writes answered early (proxy)
+    TIMEOUTS = 5        # writes completed SLVERR (or, answered early, as a proxy error) after
+                        # ``completion_timeout``
+    LATE = 6            # WRITE_RESP records for a write that timed out: dropped
 
 
 write_counts = data.ArrayLayout(32, len(WriteCount))
