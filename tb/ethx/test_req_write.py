@@ -19,6 +19,7 @@ from scaleup_ip.ethx.requester import PIECE_BYTES, ReqWrite
 from scaleup_ip.model.ethx import bridge as model
 from scaleup_ip.model.ethx.bridge import Resp, TxState, Write, WriteResp
 from sim import harness
+from sim.ethx.axi_check import AxiAnswerCheck
 from sim.ethx.env import EthxEnv, words_of
 from sim.streams import LayoutSink, LayoutSource, random_pauses
 
@@ -46,6 +47,9 @@ class TB(EthxEnv):
         self.unanswered = 0         # records sent by the DUT and not yet answered to it
         self.delay = 0
         self.user = user_layout(self.config)
+        self.dead = set()           # nodes that never answer
+        self.lost = []              # (write, node) sent to them
+        self.check = AxiAnswerCheck(dut, "axi", dut.clk)
 
     def user_bits(self, dest, order=0):
         return self.user.const({"node": dest, "vc": 0, "order": order}).as_bits()
@@ -68,6 +72,9 @@ class TB(EthxEnv):
             if write.order:
                 assert self.unanswered == 0, "a release went out before earlier writes' answers"
             self.records += 1
+            if node in self.dead:
+                self.lost.append((write, node))
+                continue
             self.unanswered += 1
             if node not in queues:
                 queues[node] = Queue()
@@ -86,12 +93,15 @@ class TB(EthxEnv):
                 for b in range(step):
                     if strobes >> (k * step + b) & 1:
                         self.memory[node][base + b] = w.data[k * step + b]
-            resp = Resp.SLVERR if w.addr % SIZE >= BAD else Resp.OKAY
-            for word in words_of(model.encode_records([WriteResp(id=w.id, resp=resp)], TxState())):
-                self.rsp.send_nowait(word=word, first=1, last=1, node=node, vc=0)
+            self.answer(w, node)
             await self.rsp.wait()
             await ClockCycles(self.dut.clk, 1)
             self.unanswered -= 1
+
+    def answer(self, w, node):
+        resp = Resp.SLVERR if w.addr % SIZE >= BAD else Resp.OKAY
+        for word in words_of(model.encode_records([WriteResp(id=w.id, resp=resp)], TxState())):
+            self.rsp.send_nowait(word=word, first=1, last=1, node=node, vc=0)
 
     async def write(self, dest, addr, data, *, awid=0, size=None, order=0):
         return await self.master.write(addr, data, awid=awid, size=size,
@@ -110,6 +120,7 @@ class TB(EthxEnv):
         await ClockCycles(self.dut.clk, 50)
         assert self.reqs.empty() and self.rsp.empty() and self.unanswered == 0
         assert not self.dut.req__valid.value
+        self.check.idle()
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -207,8 +218,49 @@ async def req_write_acquiring(dut):
     assert tb.records == 1 and tb.memory[1][0x80:0x91] == b"after the acquire"
 
 
-CONFIGS = [EthxConfig(sources=4),
-           EthxConfig(sources=4, data_width=512, outstanding=4, id_width=2, proxy=True)]
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def req_write_timeout(dut):
+    """Writes to a dead node complete SLVERR after ``completion_timeout`` (with proxy: their
+    early OKAY stands and the next release's B is SLVERR), in AXI ID order; a release waits
+    for them only that long; their late answers are dropped and counted."""
+    tb = TB(dut)
+    limit, proxy = tb.config.completion_timeout, tb.config.proxy
+    tb.dead = {2}
+    await tb.reset()
+    cocotb.start_soon(tb.remote())
+    start = 0
+    task = cocotb.start_soon(tb.write(2, 0x100, bytes(64), awid=1))
+    while not task.done():
+        await ClockCycles(dut.clk, 1)
+        start += 1
+    assert task.result().resp == (AxiResp.OKAY if proxy else AxiResp.SLVERR)
+    if not proxy:
+        assert limit <= start <= limit + limit // 8 + 9 + 40, f"{start} clocks for {limit}"
+    # Two writes of one ID (one of three pieces), then a release to a live node.
+    tasks = [cocotb.start_soon(tb.write(2, 0x1000, bytes(n), awid=2)) for n in (3000, 8)]
+    await ClockCycles(dut.clk, 20)
+    release = cocotb.start_soon(tb.write(1, 0x200, b"flag", awid=3, order=1))
+    for task in tasks:
+        assert (await task).resp == (AxiResp.OKAY if proxy else AxiResp.SLVERR)
+    assert (await release).resp == (AxiResp.SLVERR if proxy else AxiResp.OKAY)
+    assert tb.memory[1][0x200:0x204] == b"flag"
+    assert not dut.proxy_error.value
+    # The late answers: dropped; a write after them is answered as usual.
+    for write, node in tb.lost:
+        tb.answer(write, node)
+    assert (await tb.write(1, 0x300, b"later", awid=1)).resp == AxiResp.OKAY
+    await tb.done()
+    counts = tb.counts(WriteCount)
+    # AXI bursts (the master cuts 3000 bytes of 8-byte beats in two) and pieces: all but
+    # the release and the last are lost.
+    assert counts[WriteCount.TIMEOUTS] == counts[WriteCount.WRITES] - 2
+    assert len(tb.lost) == tb.records - 2 == counts[WriteCount.LATE] >= 5
+    assert counts[WriteCount.UNEXPECTED] == 0
+
+
+CONFIGS = [EthxConfig(sources=4, completion_timeout=20_000),
+           EthxConfig(sources=4, data_width=512, outstanding=4, id_width=2, proxy=True,
+                      completion_timeout=5_000)]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=EthxConfig.slug)

@@ -81,9 +81,10 @@ class Slots:
         if expired:
             m.d.sync += self.gens[slot].eq(self.gens[slot] + 1)
 
-    def record_id(self, slot):
-        """The record ``id`` of a request in ``slot``: the slot and its generation."""
-        return Cat(slot[:self.slot_bits], self.gens[slot])
+    def record_id(self, slot, gen=None):
+        """The record ``id`` of a request in ``slot``: the slot and its generation (the
+        slot's now, or ``gen``)."""
+        return Cat(slot[:self.slot_bits], self.gens[slot] if gen is None else gen)
 
     def split(self, record_id):
         """The slot and generation a response's ``id`` names."""

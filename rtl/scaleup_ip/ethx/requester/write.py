@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Requesting side, writes: AW and W from the GPU as WRITE records, WRITE_RESPs as B."""
 
-from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
@@ -48,9 +48,10 @@ def _job_layout(config):
 
 
 def _piece_layout(config):
-    """A piece whose words are all buffered."""
+    """A piece whose words are all buffered, with its slot's generation."""
     return data.StructLayout({
-        "slot": range(config.outstanding), "addr": config.addr_width, "len": 8, "size": 3,
+        "slot": range(config.outstanding), "gen": 8 - max(1, (config.outstanding - 1).bit_length()),
+        "addr": config.addr_width, "len": 8, "size": 3,
         "burst": 2, "node": NODE_BITS, "vc": VC_BITS, "order": 1, "strb": 1,
         "words": range(_PIECE_WORDS + 1), "attrs": extension_layout["attrs"].shape,
     })
@@ -68,7 +69,8 @@ class ReqWrite(ConfiguredComponent):
     records (pieces of at most :data:`PIECE_BYTES` data bytes; header and extension word, for
     :class:`~scaleup_ip.ethx.compress.Compress`), and their WRITE_RESPs become one B.
 
-    An outstanding write holds one of ``outstanding`` slots (the records' ``id``). An AW waits
+    An outstanding write holds one of ``outstanding`` slots (the records' ``id``, with the
+    slot's generation: :class:`~scaleup_ip.ethx.slots.Slots`). An AW waits
     while an outstanding write of its AXI ID is for another destination, while an acquire is
     outstanding (``acquiring``), while no slot is free, and, if it is a release, until every
     earlier write has its response. A burst the bridge cannot carry is answered SLVERR, one
@@ -76,7 +78,11 @@ class ReqWrite(ConfiguredComponent):
     out once all its beats are buffered; its strobes are elided when they are exactly its
     beats' containers. The B carries the worst of the pieces' responses. With ``proxy``, a
     relaxed write is answered OKAY as soon as its beats are taken; a remote error then sets
-    ``proxy_error``, which the next release's B returns as SLVERR and clears. An AW first
+    ``proxy_error``, which the next release's B returns as SLVERR and clears. A WRITE_RESP is
+    taken only for the oldest outstanding write of its AXI ID, from its destination, in its
+    generation (others: ``UNEXPECTED``, ``LATE``). A write not answered within
+    ``completion_timeout`` clocks of its last piece is done SLVERR (answered early: as a
+    remote error), counted ``TIMEOUTS``, its slot freed. An AW first
     spends a clock in the address stage (:func:`~scaleup_ip.ethx.address.address_stage`), where it
     is checked.
 
@@ -113,7 +119,7 @@ class ReqWrite(ConfiguredComponent):
         cfg = self.config
         m = Module()
         n = cfg.outstanding
-        self._slots = Slots(n, cfg.id_width)
+        self._slots = Slots(n, cfg.id_width, cfg.completion_timeout)
         self._events = {k: Signal(name=f"ev_{k.name.lower()}") for k in WriteCount}
         m.submodules.jobs = jobs = SyncFIFO(width=_job_layout(cfg).size, depth=4)
         m.submodules.pieces = pieces = SyncFIFO(width=_piece_layout(cfg).size, depth=4)
@@ -159,7 +165,8 @@ class ReqWrite(ConfiguredComponent):
         go = a.valid & ~blocked & jobs.w_rdy & (local | has_free)
         m.d.comb += [a.ready.eq(go), jobs.w_en.eq(go)]
         with m.If(go & ~local):
-            m.d.sync += [*slots.take(m, free, aw.id, node), self._made[free].eq(0),
+            slots.take(m, free, aw.id, node)
+            m.d.sync += [self._made[free].eq(0),
                          self._answered[free].eq(0), self._built.bit_select(free, 1).eq(0),
                          self._early.bit_select(free, 1).eq(0), self._worst[free].eq(0),
                          self._release.bit_select(free, 1).eq(aw.user.order)]
@@ -214,7 +221,8 @@ class ReqWrite(ConfiguredComponent):
                 m.d.sync += [beats.eq(0), words.eq(0), exact.eq(1), strobes.eq(0),
                              start.eq(nxt)]
         piece = _piece_layout(cfg)(pieces.w_data)
-        m.d.comb += [piece.slot.eq(job.slot), piece.addr.eq(Cat(start, job.addr[12:])),
+        m.d.comb += [piece.slot.eq(job.slot), piece.gen.eq(self._slots.gens[job.slot]),
+                     piece.addr.eq(Cat(start, job.addr[12:])),
                      piece.len.eq(beats), piece.size.eq(job.size), piece.burst.eq(job.burst),
                      piece.node.eq(job.node), piece.vc.eq(job.vc), piece.order.eq(job.order),
                      piece.strb.eq(~(exact & (this_strb == container_strobes(addr, job.size)))),
@@ -256,7 +264,8 @@ class ReqWrite(ConfiguredComponent):
         header = Signal(request_header_layout)
         ext = Signal(extension_layout)
         m.d.comb += [header.kind.eq(Kind.WRITE), header.ext.eq(1), header.strb.eq(piece.strb),
-                     header.order.eq(piece.order), header.id.eq(piece.slot),
+                     header.order.eq(piece.order),
+                     header.id.eq(self._slots.record_id(piece.slot, piece.gen)),
                      header.len.eq(piece.len), header.size.eq(piece.size),
                      header.burst.eq(piece.burst), header.addr.eq(piece.addr[:32]),
                      ext.addr_hi.eq(piece.addr[32:] if cfg.addr_width > 32 else 0),
@@ -291,12 +300,13 @@ class ReqWrite(ConfiguredComponent):
                         m.d.comb += pieces.r_en.eq(1)
 
     def _answers(self, m, bq, w_push):
-        """WRITE_RESP records: the slot's answers counted; the write done when all are in."""
-        cfg, rsp = self.config, self.rsp
+        """WRITE_RESP records: the slot's answers counted; the write done when all are in.
+        A timed-out write is done at once, SLVERR (answered early: a proxy error)."""
+        cfg, rsp, slots = self.config, self.rsp, self._slots
         h = write_resp_layout(rsp.p.word)
-        slot = h.id[:max(1, (cfg.outstanding - 1).bit_length())]
-        expected = (h.kind == Kind.WRITE_RESP) & (h.id < cfg.outstanding) & \
-            self._slots.expects(slot, rsp.p.node) & (self._answered[slot] != self._made[slot])
+        is_resp = h.kind == Kind.WRITE_RESP
+        slot, answers, late = slots.answers(h.id, rsp.p.node)
+        expected = is_resp & answers & (self._answered[slot] != self._made[slot])
         worst = Mux(h.resp[1] & (~self._worst[slot][1] | (h.resp == Resp.DECERR)), h.resp,
                     self._worst[slot])
         done = self._built.bit_select(slot, 1) & (self._answered[slot] + 1 == self._made[slot])
@@ -304,20 +314,37 @@ class ReqWrite(ConfiguredComponent):
         release = self._release.bit_select(slot, 1)
         resp = Mux(release & self.proxy_error & (worst == Resp.OKAY), Resp.SLVERR, worst)
         needs_b = expected & done & ~early
-        ready = ~w_push & (~needs_b | bq.w_rdy)
+        due, due_slot = slots.aging(m, slots.live & self._built)
+        expire = due & ~w_push & bq.w_rdy
+        ready = ~w_push & ~expire & (~needs_b | bq.w_rdy)
         m.d.comb += rsp.ready.eq(ready)
+        with m.If(expire):
+            self._done(m, due_slot, Resp.SLVERR, bq, expired=True)
         with m.If(rsp.valid & ready):
-            with m.If(~expected):
+            with m.If(is_resp & late):
+                m.d.comb += self._events[WriteCount.LATE].eq(1)
+            with m.Elif(~expected):
                 m.d.comb += self._events[WriteCount.UNEXPECTED].eq(1)
             with m.Else():
                 m.d.sync += [self._answered[slot].eq(self._answered[slot] + 1),
                              self._worst[slot].eq(worst)]
                 with m.If(done):
-                    m.d.sync += self._slots.live.bit_select(slot, 1).eq(0)
-                    m.d.comb += [bq.w_en.eq(~early), bq.w_data.eq(Cat(resp, self._slots.ids[slot]))]
-                    if self.config.proxy:
-                        with m.If(early & (worst != Resp.OKAY)):
-                            m.d.sync += self.proxy_error.eq(1)
-                            m.d.comb += self._events[WriteCount.PROXY_ERRORS].eq(1)
-                        with m.If(release):
-                            m.d.sync += self.proxy_error.eq(0)
+                    self._done(m, slot, resp, bq, worst=worst)
+
+    def _done(self, m, slot, resp, bq, *, worst=None, expired=False):
+        """Write ``slot`` is done with ``resp`` (``worst``: its answers'): its B, unless it
+        had one early, whose error is then kept for the next release."""
+        early = self._early.bit_select(slot, 1)
+        release = self._release.bit_select(slot, 1)
+        bad = Const(1) if expired else worst != Resp.OKAY
+        self._slots.free(m, slot, expired=expired)
+        m.d.comb += [bq.w_en.eq(~early), bq.w_data.eq(Cat(resp, self._slots.ids[slot]))]
+        if expired:
+            m.d.comb += self._events[WriteCount.TIMEOUTS].eq(1)
+        if self.config.proxy:
+            with m.If(early & bad):
+                m.d.sync += self.proxy_error.eq(1)
+                if not expired:
+                    m.d.comb += self._events[WriteCount.PROXY_ERRORS].eq(1)
+            with m.If(release):
+                m.d.sync += self.proxy_error.eq(0)
