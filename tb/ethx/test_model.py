@@ -253,6 +253,20 @@ def test_record_errors():
     long_write = 2 | 15 << 16 | 3 << 24 | 1 << 27
     result = decode(long_write.to_bytes(8, "little"))
     assert result.error == RecordError.TRUNCATED and result.records == [good]
+    # The order of the checks [README §2]: kind, header fields, length, extension word. A
+    # record that runs past its frame is not used at all: its extension sets no state.
+    states = {}
+    ext = ethx.encode_records([Write(id=1, addr=0x5_0000_0040, len=0, size=3, burst=1,
+                                     data=bytes(8))], TxState())
+    frame = head + ext[:16] + bytes(32)       # header and extension only; 16 beats claimed
+    frame = frame[:16] + (int.from_bytes(frame[16:24], "little") | 15 << 16).to_bytes(
+        8, "little") + frame[24:]
+    result = ethx.decode_frame(_refcs(frame), 1, states)
+    assert result.error == RecordError.TRUNCATED and states[2].key is None
+    # Too long and a reserved bit in the extension: TRUNCATED (the length is known first).
+    bad_ext = int.from_bytes(frame[24:32], "little") | 1 << 60
+    frame = frame[:24] + bad_ext.to_bytes(8, "little") + frame[32:]
+    assert ethx.decode_frame(_refcs(frame), 1, states).error == RecordError.TRUNCATED
     # A PAD word ends the records; what follows is ignored.
     assert decode(bytes(8) + (5).to_bytes(8, "little")).records == [good]
 

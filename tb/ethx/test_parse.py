@@ -176,6 +176,9 @@ _BAD = [
     lambda rng: (2 | 255 << 16 | 7 << 24 | 1 << 27).to_bytes(8, "little") + bytes(8),
     lambda rng: (3 | 255 << 16 | 7 << 24).to_bytes(8, "little"),
     lambda rng: bytes(8) + (7).to_bytes(8, "little"),                    # PAD, then anything
+    # too long, and a reserved bit in its extension: TRUNCATED, the length is checked first
+    lambda rng: (2 | 1 << 4 | 255 << 16 | 3 << 24 | 1 << 27).to_bytes(8, "little")
+    + (1 << 60).to_bytes(8, "little"),
 ]
 
 
@@ -218,6 +221,25 @@ async def parse_every_error(dut):
     errors = sum(tb.tally[k] for k in (ParseCount.UNKNOWN_KIND, ParseCount.MALFORMED,
                                        ParseCount.TRUNCATED))
     assert errors == len(_BAD) - 1
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def parse_truncated_sets_no_state(dut):
+    """A request whose record runs past its frame sets no compression state with its
+    extension word: a request compressed against that word's key is stale."""
+    tb = TB(dut)
+    await tb.reset()
+    new_key = model.encode_records([Write(id=1, addr=0x7_0000_0000, len=0, size=3, burst=1,
+                                          data=bytes(8))], model.TxState())
+    header = int.from_bytes(new_key[:8], "little") | 127 << 16         # 128 beats claimed
+    tb.send(2, 0, tb.frame(2, [WriteResp(id=1, resp=0)],
+                           header.to_bytes(8, "little") + new_key[8:16]))
+    compressed = model.encode_records([Read(id=3, addr=0x7_0000_0040, len=0, size=3)],
+                                      model.TxState())
+    compressed = (int.from_bytes(compressed[:8], "little") & ~(1 << 4)).to_bytes(8, "little")
+    tb.send(2, 0, tb.frame(2, [], compressed))
+    await tb.check()
+    assert tb.tally[ParseCount.TRUNCATED] == 1 and tb.tally[ParseCount.STALE] == 1
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")

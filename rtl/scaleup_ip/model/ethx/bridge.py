@@ -74,7 +74,8 @@ class FrameError(IntEnum):
 
 
 class RecordError(IntEnum):
-    """Why the rest of a frame is dropped from a record on (earlier records stand)."""
+    """Why the rest of a frame is dropped from a record on (earlier records stand); checked
+    in the order kind, header, length, extension word [README §2]."""
     UNKNOWN_KIND = 1    #: kinds 5..15
     TRUNCATED = 2       #: the record runs past the frame's end
     MALFORMED = 3       #: a reserved bit set, burst 3, or a READ with strobes
@@ -402,10 +403,14 @@ def _decode_request(kind, word, words, at, state):
     burst, gen, low = word >> 27 & 3, word >> 29 & 7, word >> 32
     if word >> 7 & 1 or burst == 3 or (kind == Kind.READ and strb):
         return None, RecordError.MALFORMED
+    # The header gives the record's length: one that runs past the frame is not used at all,
+    # its extension word neither checked nor taken [README §2].
+    nbytes = data_bytes(length, size) if kind == Kind.WRITE else 0
+    need = _words(nbytes) + (_words(nbytes // 8) if strb else 0)
+    if at + ext + need > len(words):
+        return None, RecordError.TRUNCATED
     stale = False
     if ext:
-        if at >= len(words):
-            return None, RecordError.TRUNCATED
         e = words[at]
         at += 1
         if e >> 48:
@@ -421,10 +426,6 @@ def _decode_request(kind, word, words, at, state):
                   attrs=attrs, stale=stale)
     if kind == Kind.READ:
         return (Read(**fields), at), None
-    nbytes = data_bytes(length, size)
-    need = _words(nbytes) + (_words(nbytes // 8) if strb else 0)
-    if at + need > len(words):
-        return None, RecordError.TRUNCATED
     raw = b"".join(w.to_bytes(WORD, "little") for w in words[at:at + need])
     data = raw[:nbytes]
     strobes = -1
