@@ -9,7 +9,7 @@ from scaleup_ip.compose import pass_ports, port_members
 from scaleup_ip.config import ConfiguredComponent
 from scaleup_ip.ethx import EthxBridge, EthxConfig, window_layout
 
-__all__ = ["NODES", "WINDOW_LOG2", "EthxPair", "add_bridges", "other", "pair_windows",
+__all__ = ["FUZZER", "NODES", "WINDOW_LOG2", "EthxPair", "add_bridges", "other", "pair_windows",
            "pass_ports", "port_members"]
 
 #: The two nodes' IDs.
@@ -20,8 +20,11 @@ def other(end):
     """The pair's other end."""
     return "b" if end == "a" else "a"
 
-#: Each serving side's one access window: bytes 0 .. 2^WINDOW_LOG2 - 1, open to the two nodes.
+#: Each serving side's one access window: bytes 0 .. 2^WINDOW_LOG2 - 1, open to the two nodes
+#: and to :data:`FUZZER`.
 WINDOW_LOG2 = 20
+#: A third node the windows admit: the fuzz test forges its frames (tb/ethx/test_fuzz.py).
+FUZZER = 3
 
 #: Ports the pair sets itself rather than passing on.
 _INTERNAL = ("node", "windows")
@@ -60,8 +63,8 @@ def add_bridges(m, outer, skip):
 
 
 def pair_windows(config):
-    """The windows of each bridge of the pair: its first open to both nodes over the lowest
-    2^:data:`WINDOW_LOG2` bytes, the others disabled."""
+    """The windows of each bridge of the pair: its first open to both nodes and
+    :data:`FUZZER` over the lowest 2^:data:`WINDOW_LOG2` bytes, the others disabled."""
     window = {"base": 0, "size_log2": WINDOW_LOG2,
-              "sources": sum(1 << node for node in NODES.values()), "enable": 1}
+              "sources": sum(1 << node for node in (*NODES.values(), FUZZER)), "enable": 1}
     return data.ArrayLayout(window_layout(config), config.windows).const([window])

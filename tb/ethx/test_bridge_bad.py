@@ -21,7 +21,7 @@ from tb.ethx.test_bridge import CONFIGS
 TIMEOUT_US = 20000
 A, B = NODES["a"], NODES["b"]
 #: A node in the address plan (below ``sources``) that neither window admits, and one beyond.
-STRANGER, FOREIGN = 3, 5
+STRANGER, FOREIGN = 0, 5
 #: Where forged writes aim: no good traffic writes there, so it must stay as it was.
 FORGED_AT = 0x80000
 

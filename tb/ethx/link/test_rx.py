@@ -4,6 +4,8 @@ that replays like a go-back-N transmitter, with bad, missing, duplicate, foreign
 frames among them; the frames accepted, the counters, the control messages asked for and the
 credit counts checked against the golden model rtl/scaleup_ip/model/ethx/link.py."""
 
+import os
+
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles, RisingEdge
@@ -89,8 +91,10 @@ class TB(EthxEnv):
         while True:
             await RisingEdge(dut.clk)
             ctl = self.ctl_layout.from_bits(dut.ctl.value.to_unsigned())
-            if ctl.valid:
-                self.seen_ctl.append((ctl.kind.value, int(ctl.seq)))
+            if ctl.valid:       # what the transmit side reads of ``seq`` (ctl_in_layout)
+                kind = ctl.kind.value
+                seq = int(ctl.seq) & self.mask if kind != Ctl.CF_UPDATE else 0
+                self.seen_ctl.append((kind, seq))
 
     # --- frames ---------------------------------------------------------------------------
 
@@ -166,7 +170,12 @@ class TB(EthxEnv):
         taken = [k for k, _ in self.taken]
         assert rtl["ACK_TX"] == taken.count("ack") and rtl["NACK_TX"] == taken.count("nack")
         assert rtl["INIT_ECHO_TX"] == taken.count("echo") and rtl["CF_TX"] == taken.count("cf")
-        assert self.seen_ctl == self.controls
+        if self.seen_ctl != self.controls:
+            at = next((k for k, (a, b) in enumerate(zip(self.seen_ctl, self.controls)) if a != b),
+                      min(len(self.seen_ctl), len(self.controls)))
+            raise AssertionError(f"control messages differ at {at} of {len(self.seen_ctl)} / "
+                                 f"{len(self.controls)}: {self.seen_ctl[at:at + 4]} "
+                                 f"{self.controls[at:at + 4]}")
         assert int(self.dut.expected.value) == self.llr.expected
         r_cf = self.dut.r_cf.value.to_unsigned()
         for v in range(self.config.vcs):
@@ -231,6 +240,105 @@ async def link_rx_random(dut):
     tb.check()
 
 
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def link_rx_fuzz(dut):
+    """Structure-aware fuzzing: data and control frames of the link's format near the
+    expected sequence number, then mutated (the sequence field and the link word's reserved
+    bits, the kind, the counts, the EtherType, byte 15, the length, the DA and SA), most with a
+    correct FCS, some replayed; each classified by the golden model's receive checks
+    (:func:`~scaleup_ip.model.ethx.link.classify`) and fed to its LLR and credit models. The
+    frames kept, every counter, the control messages and the credit counts must match."""
+    tb = TB(dut)
+    await tb.start()
+    tb.got = []
+    cocotb.start_soon(tb.collect())
+    cfg, rng = tb.config, tb.rng
+    cases = int(os.environ["FUZZ_CASES"]) * cfg.eth_width // 64
+    seq = rng.randrange(1 << cfg.seq_bits)
+    tb.control(Ctl.INIT, seq)
+    sent = []
+    for _ in range(max(300, cases)):
+        if sent and rng.random() < 0.05:
+            wire = rng.choice(sent)                         # a replay, verbatim
+        else:
+            wire = _fuzz_frame(tb, seq)
+        sent.append(wire)
+        user = int(rng.random() < 0.01)
+        got = model.classify(wire, user=bool(user), max_bytes=cfg.max_wire_bytes,
+                             seq_bits=cfg.seq_bits)
+        if got.cls == model.Class.DATA:
+            await tb.wait_credit(len(got.frame))
+        tb.put(wire, user)
+        _expect(tb, got)
+        if got.cls in (model.Class.DATA, model.Class.CC) and got.seq == seq & tb.mask:
+            seq += 1
+        elif rng.random() < 0.1:
+            seq = tb.llr.expected                           # the peer goes back
+        if rng.random() < 0.05:
+            await ClockCycles(dut.clk, rng.randrange(1, 300))
+    await tb.settle()
+    tb.check()
+
+
+def _fuzz_frame(tb, seq):
+    """A data or control frame near ``seq``, with a change to one of its fields."""
+    cfg, rng = tb.config, tb.rng
+    near = (seq + rng.choice([0, 0, 0, -1, -2, 1, 2, rng.randrange(1 << 20)])) & tb.mask
+    if rng.random() < 0.7:
+        wire = model.to_wire(tb.bridge_frame(), near, seq_bits=cfg.seq_bits)
+    else:
+        kind = rng.choice(list(Ctl))
+        counts = [rng.randrange(1 << 20) for _ in range(cfg.vcs)]
+        if kind == Ctl.CC_UPDATE:                           # near what the receiver counted
+            counts = [(c + rng.randrange(3)) % (1 << 20) for c in tb.credit.R_CC]
+        wire = model.encode_control(kind, 7, seq=0 if kind == Ctl.CF_UPDATE else near,
+                                    counts=counts if kind in (Ctl.CF_UPDATE, Ctl.CC_UPDATE)
+                                    else (), seq_bits=cfg.seq_bits)
+    body = bytearray(wire[:-4])
+    how = rng.randrange(9)
+    if how == 0:                                            # the link word: any of its bits
+        at = model.LINK_WORD_AT + rng.randrange(model.LINK_WORD_BYTES)
+        body[at] ^= 1 << rng.randrange(8)
+    elif how == 1:                                          # the EtherType
+        body[12:14] = rng.choice([b"\x88\xb5", b"\x88\xb6", b"\x08\x00"])
+    elif how == 2:                                          # the kind byte and byte 15
+        body[14 + rng.randrange(2)] = rng.randrange(256)
+    elif how == 3:                                          # a count
+        at = model.COUNTS_AT + 4 * rng.randrange(8)
+        body[at:at + 4] = rng.randbytes(4)
+    elif how == 4:                                          # the length
+        body = body[:rng.randrange(len(body))] if rng.random() < 0.5 else body + rng.randbytes(
+            rng.choice([1, 4, 8, 1600]))
+    elif how == 5:                                          # the addresses
+        at = rng.randrange(12)
+        body[at] ^= 1 << rng.randrange(8)
+    wire = bytes(body) + bridge_model.fcs_of(bytes(body))
+    if rng.random() < 0.03:                                 # a bad FCS
+        wire = wire[:-1] + bytes([wire[-1] ^ 0x40])
+    return wire
+
+
+def _expect(tb, got):
+    """Feed a classified frame to the models, as the receiver must take it."""
+    if got.cls == model.Class.BAD:
+        tb.llr.bad(0)
+    elif got.cls == model.Class.FOREIGN:
+        tb.llr.foreign(0)
+    elif got.cls == model.Class.DATA:
+        if tb.llr.eligible(got.seq, len(got.frame), 0):
+            tb.expected.append(got.frame)
+            tb.outstanding += len(got.frame)
+            tb.credit.accept(model.link_vc(got.frame, tb.config.vcs), len(got.frame))
+    elif got.cls == model.Class.CC:
+        if tb.llr.eligible(got.seq, 0, 0):
+            tb.credit.cc_update(list(got.counts[:tb.config.vcs]))
+            tb.cc_accepted += 1
+    elif got.kind == Ctl.INIT:
+        tb.llr.init(got.seq, 0)
+    else:
+        tb.controls.append((int(got.kind), got.seq))
+
+
 def _foreign(rng):
     body = b"\xff" * 6 + bridge_model.mac(3) + b"\x08\x00" + rng.randbytes(50)
     return body + bridge_model.fcs_of(body)
@@ -245,4 +353,4 @@ CONFIGS = [
 @pytest.mark.parametrize("config", CONFIGS, ids=LinkConfig.slug)
 def test_link_rx(config):
     harness.run(LinkRx(config), config, toplevel="ethx_link_rx",
-                test_module=__name__)
+                test_module=__name__, extra_env={"FUZZ_CASES": str(harness.long_form(1500, 15000))})

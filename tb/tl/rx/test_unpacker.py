@@ -4,6 +4,7 @@
 import copy
 import dataclasses
 import itertools
+import os
 
 import cocotb
 import pytest
@@ -251,6 +252,75 @@ async def rx_error(dut, kind):
     again = random_items(env.rng, 20)
     await _traffic(env, again, idle=0.1, backpressure=0.2)
     assert env.error_counts() == [0] * len(RxError)
+
+
+def _mutate(rng, flit):
+    """``flit`` with one field changed: a sector's FTYPE or its other bits or one bit of it, in
+    either half-flit, or a half's message flag."""
+    how = rng.randrange(5)
+    if how == 4:
+        return Flit(flit.data, *((not flit.m0, flit.m1) if rng.random() < 0.5
+                                 else (flit.m0, not flit.m1)))
+    at = 32 * rng.randrange(16)                     # a sector of either half
+    if how == 0:
+        mask, value = 0xF << 28, rng.randrange(16) << 28
+    elif how == 1:
+        mask, value = (1 << 28) - 1, rng.getrandbits(28)
+    else:
+        bit = 1 << rng.randrange(32)
+        mask, value = bit, ~(flit.data >> at) & bit
+    data = flit.data & ~(mask << at) | value << at
+    return Flit(data, flit.m0, flit.m1)
+
+
+@cocotb.test(timeout_time=200, timeout_unit="ms")
+async def rx_fuzz(dut):
+    """Structure-aware fuzzing: golden-model packer flits of random items, one flit with one
+    field changed (FTYPEs, field bits, message flags), fed after a reset. The golden model's
+    unpacker is the oracle: the items it delivers come out, and its first error, if any, is the
+    one counted (``FUZZ_CASES`` cases)."""
+    env = TlRxEnv(dut)
+    env.set_backpressure(0.2)
+    rng, tally = env.rng, {}
+    for case in range(int(os.environ["FUZZ_CASES"])):
+        init = await env.reset()
+        model = Packer(_peer_advertise(rng), init)
+        items = random_items(rng, rng.randrange(1, 7))
+        while not _fits(env.config, items):
+            items.pop()
+        for item in items:
+            (model.push_request if isinstance(item, Request) else model.push_response)(item)
+        flits = []
+        for _ in range(200):
+            flit = model.step()
+            if flit is not None:
+                flits.append(flit)
+            elif model.backlog == 0 and model.init_sent:
+                break
+        k = rng.randrange(len(flits))
+        flits[k] = _mutate(rng, flits[k])
+        ref = Unpacker(buffers=config_credits(env.config))
+        for flit in flits:
+            ref.feed(flit)
+        got_items = ref.requests + ref.responses
+        tally[ref.error] = tally.get(ref.error, 0) + 1
+        for flit in flits:
+            while rng.random() < 0.2:
+                env.drive(None)
+                await env.edge()
+            env.drive(flit)
+            await env.edge()
+        env.drive(None)
+        for _ in range(8):                  # a compressed request meets the cache later
+            await env.edge()
+        await _settle(env, upli_transfers(got_items))
+        assert env.delivered() == by_kind(got_items), f"case {case}: flit {k} {flits[k]}"
+        counts = env.error_counts()
+        want = [int(ref.error is not None and kind == RxError[ref.error.upper()])
+                for kind in RxError]
+        assert counts == want, (f"case {case}: counts {counts}, model {ref.error}; flit {k} of "
+                                f"{[(hex(f.data), f.m0, f.m1) for f in flits]}")
+    dut._log.info("fuzz: %s", {str(k): v for k, v in tally.items()})
 
 
 def _fits(config, items):
@@ -720,7 +790,8 @@ CONFIGS = [TlConfig(), TlConfig(rx_req=4, rx_rsp=8, rx_req_data=8, rx_rsp_data=8
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
 def test_tl_rx(config):
-    harness.run(TlRx(config), config, toplevel="tl_rx", test_module=__name__)
+    harness.run(TlRx(config), config, toplevel="tl_rx", test_module=__name__,
+                extra_env={"FUZZ_CASES": str(harness.long_form(150, 4000))})
 
 
 def test_rx_rejects_other_config():
@@ -777,3 +848,4 @@ def test_beats_held():
     sim.add_testbench(bench)
     sim.run()
     assert not wrong, wrong[:5]
+

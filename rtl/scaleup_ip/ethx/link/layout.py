@@ -79,7 +79,9 @@ def control_header(frame, node):
 
 def ctl_in_layout(config):
     """A received control message for the transmit side: ACK, NACK, INIT_ECHO (``seq``) or
-    CF_UPDATE (``counts``); valid for one clock."""
+    CF_UPDATE (``counts``); valid for one clock. ``seq`` is the frame's 20-bit field as
+    received: the transmit side reads its low ``seq_bits`` bits (README §1), and a CF_UPDATE's
+    is not read."""
     return data.StructLayout({"valid": 1, "kind": Ctl, "seq": COUNT_BITS,
                               "counts": data.ArrayLayout(COUNT_BITS, config.vcs)})
 
