@@ -17,6 +17,8 @@ from scaleup_ip.ethx import (
 )
 from scaleup_ip.model.ethx import bridge as model
 from scaleup_ip.model.ethx.bridge import Burst, Read, ReadData, Resp, Write, WriteResp
+from scaleup_ip.model.ethx.serve import DATA_WORDS as SERVE_DATA_WORDS
+from scaleup_ip.model.ethx.serve import Refusal, Serve, Window
 from sim import harness
 from sim.ethx.env import EthxEnv, words_of
 from sim.streams import LayoutSink, LayoutSource, random_pauses
@@ -53,21 +55,17 @@ class TB(EthxEnv):
         value = sum(layout.const(w).as_bits() << (k * layout.size)
                     for k, w in enumerate(windows[:cfg.windows]))
         dut.windows.value = value
+        self.serve = Serve(self.image, [Window(**w) for w in windows[:cfg.windows]],
+                           bus_bytes=self.bus, address_width=cfg.addr_width,
+                           read_piece=cfg.read_piece)
 
     def refusal(self, r, node, stale=False):
-        """The counter that refuses ``r`` from ``node``, or None."""
+        """The counter that refuses ``r`` from ``node``, or None (the serving model's rules)."""
         if stale:
             return CompleterCount.STALE
-        win0 = r.addr >> 16 == BASE >> 16 and node in (2, 3)
-        win1 = self.config.windows > 1 and r.addr >> 12 == (BASE + 0x10000) >> 12 and node == 2
-        if not (win0 or win1):
-            return CompleterCount.DENIED
-        if model.axi_error(r.addr, r.len, r.size, r.burst, bus_bytes=self.bus,
-                           address_width=self.config.addr_width):
-            return CompleterCount.ILLEGAL
-        if isinstance(r, Write) and model.data_bytes(r.len, r.size) // 8 > DATA_WORDS:
-            return CompleterCount.ILLEGAL
-        return None
+        why = self.serve.refusal(r, node)
+        return None if why is None else {Refusal.DENIED: CompleterCount.DENIED,
+                                         Refusal.ILLEGAL: CompleterCount.ILLEGAL}[why]
 
     def send(self, r, node, vc=0, *, stale=False):
         why = self.refusal(r, node, stale)
@@ -100,32 +98,13 @@ class TB(EthxEnv):
                 self.reads.append((node, vc, rec))
 
     def apply(self, w):
-        step = model.beat_words(w.size) * 8
-        strobes = w.written()
-        for k, a in enumerate(model.beat_addresses(w.addr, w.len, w.size, w.burst)):
-            start = (model.container(a, w.size) if w.size >= 3 else a & ~7) % RAM
-            for b in range(step):
-                if strobes >> (k * step + b) & 1:
-                    self.image[start + b] = w.data[k * step + b]
+        self.serve.write(w)
 
     def read_records(self, r, refused):
-        addrs = model.beat_addresses(r.addr, r.len, r.size, r.burst)
         if refused:
             return [ReadData(id=r.id, resp=Resp.DECERR, last=True, count=r.len, size=r.size,
                              burst=r.burst, len=r.len, addr=r.addr & 0xFFF, data=None)]
-        step = model.beat_words(r.size) * 8
-        per = self.config.read_piece // step
-        out = []
-        for first in range(0, len(addrs), per):
-            chunk = addrs[first:first + per]
-            data = b""
-            for a in chunk:
-                start = (model.container(a, r.size) if r.size >= 3 else a & ~7) % RAM
-                data += bytes(self.image[start:start + step])
-            out.append(ReadData(id=r.id, resp=Resp.OKAY, last=first + per >= len(addrs),
-                                count=len(chunk) - 1, size=r.size, burst=r.burst, len=r.len,
-                                addr=chunk[0] & 0xFFF, data=data))
-        return out
+        return self.serve.read(r)
 
     async def check(self):
         got_reads, got_writes = [], []
@@ -247,6 +226,11 @@ async def completer_long_reads(dut):
 
 
 CONFIGS = [EthxConfig(), EthxConfig(data_width=512, windows=3, outstanding=4)]
+
+
+def test_serving_model_buffer():
+    """The serving model's write buffer is the completer's."""
+    assert SERVE_DATA_WORDS == DATA_WORDS
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=EthxConfig.slug)

@@ -48,9 +48,10 @@ class Refusal(Enum):
 
 
 class Serve:
-    """The serving side of one node: ``memory`` (a bytearray standing for the memory from
-    address 0; the windows lie inside it), ``windows``, the AXI bus width and address width,
-    and ``read_piece`` (most data bytes of a READ_DATA record)."""
+    """The serving side of one node: ``memory`` (a bytearray standing for the memory, indexed
+    by address modulo its length: a memory that ignores the address bits above it),
+    ``windows``, the AXI bus width and address width, and ``read_piece`` (most data bytes of a
+    READ_DATA record)."""
 
     def __init__(self, memory, windows, *, bus_bytes, address_width, read_piece):
         self.memory = memory
@@ -78,7 +79,8 @@ class Serve:
     def _place(self, address, size):
         """Where a beat's carried bytes start in memory: its container from 8 bytes up, else
         the aligned word that holds it."""
-        return container(address, size) if size >= 3 else address & ~(WORD - 1)
+        start = container(address, size) if size >= 3 else address & ~(WORD - 1)
+        return start % len(self.memory)
 
     def write(self, w):
         """Do a served write: only its strobed container bytes change [AXI4 A3.4.3]."""
