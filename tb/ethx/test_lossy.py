@@ -4,16 +4,21 @@
 both ways while the channels drop and corrupt frames, drop control frames, and the wire goes
 down and up. No AXI transaction is lost, doubled or reordered (every read checked, both
 memories equal to the model), the bridges see no bad frame, and at the end the links have
-nothing kept or owed."""
+nothing kept or owed. Then completion timeouts: the far side goes silent, or the wire breaks for
+good; every read and write of the near GPU completes SLVERR within the timeout's bounds and its
+AXI port sees every burst whole and every request answered."""
 
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles
 
-from scaleup_ip.ethx import EthxConfig
+from cocotbext.axi import AxiResp
+
+from scaleup_ip.ethx import EthxConfig, ReadCount, WriteCount
 from scaleup_ip.ethx.link import TxState
 from scaleup_ip.model.ethx import link as link_model
 from sim import harness
+from sim.ethx.axi_check import AxiAnswerCheck
 from sim.ethx.litmus import message_passing
 from sim.ethx.lossy_env import SETTLE, LossyEnv
 from sim.ethx.lossy_pair import EthxLossyPair
@@ -129,8 +134,69 @@ async def message_passing_lossy(dut):
     tb.check_links()
 
 
-#: The first one's completion timeout is short, for tb/ethx/test_timeout.py, which runs on its
-#: build: more than three times a timeout (30,000 clocks) these tests were seen to pass with.
+# --- Completion timeouts (README §5): the far side silent, or the wire broken for good ------
+
+async def _gone(dut, tb):
+    """Reads and writes from the first node's GPU while channels lose every frame for good
+    (the caller cuts them): each completes by ``completion_timeout`` (SLVERR; with proxy a
+    write is OKAY at once and the next release is SLVERR), and the port stays clean."""
+    cfg = tb.config
+    a, b = NODES
+    dest = tb.user_bits(NODES[b])
+    gpu = tb.gpu[a]
+    check = AxiAnswerCheck(dut, f"{a}_s_axi", dut.clk)
+    start = 0
+    reads = [cocotb.start_soon(gpu.read(0x1000 + 0x100 * k, 64, arid=k % 2, user=dest))
+             for k in range(4)]
+    writes = [cocotb.start_soon(gpu.write(0x2000 + 0x100 * k, bytes(64), awid=k % 2,
+                                          user=dest)) for k in range(4)]
+    while not all(t.done() for t in reads + writes):
+        await ClockCycles(dut.clk, 100)
+        start += 100
+    limit = cfg.completion_timeout
+    assert start <= limit + limit // 8 + 2000, f"{start} clocks for {limit}"
+    assert all(t.result().resp == AxiResp.SLVERR for t in reads)
+    for t in writes:
+        assert t.result().resp == (AxiResp.OKAY if cfg.proxy else AxiResp.SLVERR)
+    flag = await gpu.write(0x3000, b"flag", awid=3, user=tb.user_bits(NODES[b], order=1))
+    assert flag.resp == AxiResp.SLVERR
+    check.idle()
+    read = tb.counts(ReadCount, f"{a}_counts_read")
+    write = tb.counts(WriteCount, f"{a}_counts_write")
+    assert read[ReadCount.TIMEOUTS] == 4 and write[WriteCount.TIMEOUTS] == 5, (read, write)
+    return read, write
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def dead_peer(dut):
+    """The far node goes silent (nothing of its comes back, its link too): the near node's
+    requests time out."""
+    tb = LossyEnv(dut)
+    await tb.reset()
+    await synchronized(dut, tb)
+    tb.control("b", cut=1)
+    await _gone(dut, tb)
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def link_gone(dut):
+    """The wire breaks both ways and never comes back (both links told it is down): the
+    requests time out; nothing reaches either memory."""
+    tb = LossyEnv(dut)
+    await tb.reset()
+    before = tb.memories()
+    tb.cut(1)
+    tb.set_up(0)
+    await _gone(dut, tb)
+    assert tb.memories() == before
+
+
+#: The tests above that run on both configurations; the completion-timeout tests run on the
+#: first only, whose timeout is short enough for them to need few clocks.
+LOSSY_TESTS = "lossy_1e3,lossy_heavy,lost_control_frames,link_down_and_up,message_passing_lossy"
+
+#: The first one's completion timeout is short, for ``dead_peer`` and ``link_gone``: more than
+#: three times a timeout (30,000 clocks) the other tests were seen to pass with.
 CONFIGS = [EthxConfig(sources=4, fcs=False, completion_timeout=100_000),
            EthxConfig(sources=4, eth_width=8, data_width=128, proxy=True, fcs=False)]
 
@@ -145,7 +211,7 @@ SEEDS = [(CONFIGS[1], "link_down_and_up", 1068361684), (CONFIGS[1], "lossy_heavy
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.slug() for c in CONFIGS])
 def test_lossy(config):
     harness.run(EthxLossyPair(config), config, toplevel="ethx_lossy_pair",
-                test_module=__name__)
+                test_module=__name__, testcase=None if config is CONFIGS[0] else LOSSY_TESTS)
 
 
 @pytest.mark.parametrize("config, testcase, seed", SEEDS,
