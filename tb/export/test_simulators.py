@@ -28,8 +28,7 @@ from amaranth.lib.wiring import In, Out
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from scaleup_ip.export import TOPS, FlatPorts, convert
-from scaleup_ip.export.cli import WAIVERS
+from scaleup_ip.export import TOPS, WAIVERS, FlatPorts, convert, write_top
 from sim import harness, toolchain
 
 #: The folder every test here reads the Verilog from: ``make verilog``'s output for the tops'
@@ -54,7 +53,6 @@ class _Export:
         done = self.folder / f".{top}.done"
         with harness._locked(self.folder / f".{top}.lock"):
             if not done.exists():
-                from scaleup_ip.export.cli import write_top
                 os.environ.setdefault("AMARANTH_USE_YOSYS", "builtin")     # as make verilog
                 write_top(TOPS[top], self.folder, None, None)
                 done.write_text(top)

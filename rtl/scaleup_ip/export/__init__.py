@@ -2,9 +2,10 @@
 """Verilog of the integration tops for designs in any language (``make verilog``): ports named
 as integration tools expect, a port map beside each, Verilog that any simulator runs."""
 
-from .cli import configure, main, write_top
+from .cli import WAIVERS, configure, main, write_top
 from .ports import FlatPorts, Port
 from .tops import TOPS, Top
 from .verilog import convert
 
-__all__ = ["TOPS", "FlatPorts", "Port", "Top", "configure", "convert", "main", "write_top"]
+__all__ = ["TOPS", "WAIVERS", "FlatPorts", "Port", "Top", "configure", "convert", "main",
+           "write_top"]

@@ -18,7 +18,7 @@ from .ports import FlatPorts
 from .tops import TOPS
 from .verilog import convert
 
-__all__ = ["main", "write_top"]
+__all__ = ["WAIVERS", "main", "write_top"]
 
 #: The lint waivers shipped with the package and written beside the Verilog.
 WAIVERS = "verilator.vlt"
