@@ -6,12 +6,13 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 
 from scaleup_ip.ethx import EthxConfig
 from sim.streams import reset
 
-__all__ = ["CLOCK_NS", "FRAMING_CONFIGS", "EthxEnv", "cycle", "words_of"]
+__all__ = ["CLOCK_NS", "FRAMING_CONFIGS", "EthxEnv", "clocks_until", "cycle", "words_of"]
 
 #: The clock period of every ETH-X test.
 CLOCK_NS = 2
@@ -28,6 +29,16 @@ FRAMING_CONFIGS = [
 def cycle():
     """Clocks since the simulation began."""
     return int(get_sim_time("ns")) // CLOCK_NS
+
+
+async def clocks_until(clk, *tasks, step=1):
+    """Clocks of ``clk`` (counted ``step`` at a time) until every task of ``tasks`` is done,
+    and the result of the first."""
+    clocks = 0
+    while not all(task.done() for task in tasks):
+        await ClockCycles(clk, step)
+        clocks += step
+    return clocks, tasks[0].result()
 
 
 def words_of(data):

@@ -101,10 +101,7 @@ class TB(EthxEnv):
         self.serve.write(w)
 
     def read_records(self, r, refused):
-        if refused:
-            return [ReadData(id=r.id, resp=Resp.DECERR, last=True, count=r.len, size=r.size,
-                             burst=r.burst, len=r.len, addr=r.addr & 0xFFF, data=None)]
-        return self.serve.read(r)
+        return Serve.refused(r) if refused else self.serve.read(r)
 
     async def check(self):
         got_reads, got_writes = [], []

@@ -19,6 +19,7 @@ from scaleup_ip.ethx.link import TxState
 from scaleup_ip.model.ethx import link as link_model
 from sim import harness
 from sim.ethx.axi_check import AxiAnswerCheck
+from sim.ethx.env import clocks_until
 from sim.ethx.litmus import message_passing
 from sim.ethx.lossy_env import SETTLE, LossyEnv
 from sim.ethx.lossy_pair import EthxLossyPair
@@ -145,14 +146,11 @@ async def _gone(dut, tb):
     dest = tb.user_bits(NODES[b])
     gpu = tb.gpu[a]
     check = AxiAnswerCheck(dut, f"{a}_s_axi", dut.clk)
-    start = 0
     reads = [cocotb.start_soon(gpu.read(0x1000 + 0x100 * k, 64, arid=k % 2, user=dest))
              for k in range(4)]
     writes = [cocotb.start_soon(gpu.write(0x2000 + 0x100 * k, bytes(64), awid=k % 2,
                                           user=dest)) for k in range(4)]
-    while not all(t.done() for t in reads + writes):
-        await ClockCycles(dut.clk, 100)
-        start += 100
+    start, _ = await clocks_until(dut.clk, *reads, *writes, step=100)
     limit = cfg.completion_timeout
     assert start <= limit + limit // 8 + 2000, f"{start} clocks for {limit}"
     assert all(t.result().resp == AxiResp.SLVERR for t in reads)

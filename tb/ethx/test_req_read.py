@@ -17,10 +17,11 @@ from scaleup_ip.ethx import (
 )
 from scaleup_ip.ethx.requester import ReqRead
 from scaleup_ip.model.ethx import bridge as model
-from scaleup_ip.model.ethx.bridge import Read, ReadData, Resp, TxState
+from scaleup_ip.model.ethx.bridge import Read, ReadData, TxState
+from scaleup_ip.model.ethx.serve import Serve
 from sim import harness
 from sim.ethx.axi_check import AxiAnswerCheck
-from sim.ethx.env import EthxEnv, words_of
+from sim.ethx.env import EthxEnv, clocks_until, words_of
 from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 TIMEOUT_US = 4000
@@ -47,6 +48,9 @@ class TB(EthxEnv):
         self.delay = 0
         self.user = user_layout(self.config)
         self.check = AxiAnswerCheck(dut, "axi", dut.clk)
+        cfg = self.config
+        self.serve = {d: Serve(m, [], bus_bytes=cfg.data_width // 8, address_width=cfg.addr_width,
+                               read_piece=cfg.read_piece) for d, m in self.memory.items()}
 
     def user_bits(self, dest, vc=0, order=0):
         return self.user.const({"node": dest, "vc": vc, "order": order}).as_bits()
@@ -56,14 +60,7 @@ class TB(EthxEnv):
         so that nodes overtake each other."""
         queues = {}
         while True:
-            words, node, vc = [], None, None
-            while True:
-                beat = await self.reqs.recv()
-                node, vc = int(beat.node), int(beat.vc)
-                words.append(int(beat.data))
-                if beat.last:
-                    break
-            (read,) = decode(words, self.states.setdefault(node, {}), node)
+            read, node, vc = await self.take_read()
             assert isinstance(read, Read) and not read.stale
             assert self.acquire_open is None, "a READ went out while an acquire was open"
             self.records += 1
@@ -87,19 +84,8 @@ class TB(EthxEnv):
                 self.acquire_open = None
 
     def answer(self, r, node):
-        mem = self.memory[node]
-        step = model.beat_words(r.size) * 8
-        per = self.config.read_piece // step
-        addrs = model.beat_addresses(r.addr, r.len, r.size, r.burst)
-        out = []
-        for first in range(0, len(addrs), per):
-            chunk = addrs[first:first + per]
-            data = b"".join(mem[(model.container(a, r.size) if r.size >= 3 else a & ~7) % SIZE:][:step]
-                            for a in chunk)
-            out.append(ReadData(id=r.id, resp=Resp.OKAY, last=first + per >= len(addrs),
-                                count=len(chunk) - 1, size=r.size, burst=r.burst, len=r.len,
-                                addr=chunk[0] & 0xFFF, data=data))
-        return out
+        """The READ_DATA records ``node`` answers ``r`` with, from its memory."""
+        return self.serve[node].read(r)
 
     def send(self, record, node, vc):
         words = words_of(model.encode_records([record], TxState()))
@@ -113,16 +99,16 @@ class TB(EthxEnv):
         return got
 
     async def take_read(self):
-        """The next READ record the requester sends, and its node."""
-        words, node = [], None
+        """The next READ record the requester sends, its node and its VC."""
+        words = []
         while True:
             beat = await self.reqs.recv()
-            node = int(beat.node)
             words.append(int(beat.data))
             if beat.last:
                 break
+        node, vc = int(beat.node), int(beat.vc)
         (read,) = decode(words, self.states.setdefault(node, {}), node)
-        return read, node
+        return read, node, vc
 
     async def done(self):
         await ClockCycles(self.dut.clk, 50)
@@ -202,7 +188,7 @@ async def req_read_mismatched(dut):
     tb = TB(dut)
     await tb.reset()
     task = cocotb.start_soon(tb.read(1, 0x100, 32, size=3))      # 4 beats of 8 bytes
-    read, node = await tb.take_read()
+    read, node, _ = await tb.take_read()
     true = tb.answer(read, node)
     assert len(true) == 1 and true[0].count == 3
     t = true[0].__dict__
@@ -230,7 +216,7 @@ async def req_read_split_answer(dut):
     tb = TB(dut)
     await tb.reset()
     task = cocotb.start_soon(tb.read(2, 0x204, 24, size=2))     # 6 beats of 4 bytes
-    read, node = await tb.take_read()
+    read, node, _ = await tb.take_read()
     (whole,) = tb.answer(read, node)
     addrs = model.beat_addresses(read.addr, read.len, read.size, read.burst)
     for first, count in ((0, 1), (1, 3), (4, 2)):
@@ -241,15 +227,6 @@ async def req_read_split_answer(dut):
     assert got.data == tb.memory[2][0x204:0x21C] and got.resp == AxiResp.OKAY
     await tb.done()
     assert tb.counts(ReadCount)[ReadCount.MISMATCHED] == 0
-
-
-async def _clocks(dut, task):
-    """Clocks until ``task`` is done, and its result."""
-    start = 0
-    while not task.done():
-        await ClockCycles(dut.clk, 1)
-        start += 1
-    return start, task.result()
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -264,7 +241,7 @@ async def req_read_timeout(dut):
 
     async def serve():
         while True:
-            read, node = await tb.take_read()
+            read, node, _ = await tb.take_read()
             if node == 1:
                 for record in tb.answer(read, node):
                     tb.send(record, node, 0)
@@ -272,7 +249,8 @@ async def req_read_timeout(dut):
                 dead.append((read, node))
     cocotb.start_soon(serve())
     # One read: nothing comes back.
-    clocks, got = await _clocks(dut, cocotb.start_soon(tb.read(2, 0x40, 32, arid=1, size=3)))
+    clocks, got = await clocks_until(dut.clk, cocotb.start_soon(tb.read(2, 0x40, 32, arid=1,
+                                                                         size=3)))
     assert got.resp == AxiResp.SLVERR and len(got.data) == 32
     assert limit <= clocks <= limit + limit // 8 + 9 + 20, f"{clocks} clocks for {limit}"
     # Part of an answer (2 beats of 4), then nothing: the 2 beats, then 2 SLVERR beats.

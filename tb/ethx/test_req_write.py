@@ -18,9 +18,10 @@ from scaleup_ip.ethx import (
 from scaleup_ip.ethx.requester import PIECE_BYTES, ReqWrite
 from scaleup_ip.model.ethx import bridge as model
 from scaleup_ip.model.ethx.bridge import Resp, TxState, Write, WriteResp
+from scaleup_ip.model.ethx.serve import Serve
 from sim import harness
 from sim.ethx.axi_check import AxiAnswerCheck
-from sim.ethx.env import EthxEnv, words_of
+from sim.ethx.env import EthxEnv, clocks_until, words_of
 from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 TIMEOUT_US = 4000
@@ -50,6 +51,9 @@ class TB(EthxEnv):
         self.dead = set()           # nodes that never answer
         self.lost = []              # (write, node) sent to them
         self.check = AxiAnswerCheck(dut, "axi", dut.clk)
+        cfg = self.config
+        self.serve = {d: Serve(m, [], bus_bytes=cfg.data_width // 8, address_width=cfg.addr_width,
+                               read_piece=cfg.read_piece) for d, m in self.memory.items()}
 
     def user_bits(self, dest, order=0):
         return self.user.const({"node": dest, "vc": 0, "order": order}).as_bits()
@@ -86,13 +90,7 @@ class TB(EthxEnv):
             w = await queue.get()
             if self.delay:
                 await ClockCycles(self.dut.clk, self.rng.randrange(1, self.delay))
-            step = model.beat_words(w.size) * 8
-            strobes = w.written()
-            for k, a in enumerate(model.beat_addresses(w.addr, w.len, w.size, w.burst)):
-                base = (model.container(a, w.size) if w.size >= 3 else a & ~7) % SIZE
-                for b in range(step):
-                    if strobes >> (k * step + b) & 1:
-                        self.memory[node][base + b] = w.data[k * step + b]
+            self.serve[node].write(w)
             self.answer(w, node)
             await self.rsp.wait()
             await ClockCycles(self.dut.clk, 1)
@@ -228,12 +226,9 @@ async def req_write_timeout(dut):
     tb.dead = {2}
     await tb.reset()
     cocotb.start_soon(tb.remote())
-    start = 0
-    task = cocotb.start_soon(tb.write(2, 0x100, bytes(64), awid=1))
-    while not task.done():
-        await ClockCycles(dut.clk, 1)
-        start += 1
-    assert task.result().resp == (AxiResp.OKAY if proxy else AxiResp.SLVERR)
+    start, result = await clocks_until(dut.clk, cocotb.start_soon(tb.write(2, 0x100, bytes(64),
+                                                                             awid=1)))
+    assert result.resp == (AxiResp.OKAY if proxy else AxiResp.SLVERR)
     if not proxy:
         assert limit <= start <= limit + limit // 8 + 9 + 40, f"{start} clocks for {limit}"
     # Two writes of one ID (one of three pieces), then a release to a live node.

@@ -5,10 +5,29 @@ from amaranth import Array, Cat, Const, Mux, Signal
 
 from .layout import NODE_BITS
 
-__all__ = ["Slots", "TIMEOUT_TICKS"]
+__all__ = ["Slots", "TIMEOUT_TICKS", "gen_bits", "slot_bits"]
 
 #: A slot expires on its ninth tick of ``completion_timeout / 8`` clocks [ours, README §5].
 TIMEOUT_TICKS = 9
+
+
+def slot_bits(count):
+    """Bits of a record ``id`` that name one of ``count`` slots (its low bits)."""
+    return max(1, (count - 1).bit_length())
+
+
+def gen_bits(count):
+    """Bits of a record ``id`` above the slot: the slot's generation."""
+    return 8 - slot_bits(count)
+
+
+def _lowest(m, mask, count, name):
+    """The number of the lowest set bit of ``mask`` (0 when none is)."""
+    first = Signal(range(count), name=name)
+    for k in reversed(range(count)):
+        with m.If(mask[k]):
+            m.d.comb += first.eq(k)
+    return first
 
 
 class Slots:
@@ -27,8 +46,8 @@ class Slots:
 
     def __init__(self, count, id_width, timeout):
         self.count = count
-        self.slot_bits = max(1, (count - 1).bit_length())
-        self.gen_bits = 8 - self.slot_bits
+        self.slot_bits = slot_bits(count)
+        self.gen_bits = gen_bits(count)
         self.timeout = timeout
         self.live = Signal(count)
         self.ids = Array(Signal(id_width, name=f"id{k}") for k in range(count))
@@ -50,11 +69,7 @@ class Slots:
                                       for k in range(self.count)))
         waits = Cat(self._same[k] & (local | (self.dests[k] != node))
                     for k in range(self.count)) != 0
-        free = Signal(range(self.count))
-        for k in reversed(range(self.count)):
-            with m.If(~self.live[k]):
-                m.d.comb += free.eq(k)
-        return waits, free, ~self.live != 0
+        return waits, _lowest(m, ~self.live, self.count, "free"), ~self.live != 0
 
     def take(self, m, slot, axid, node):
         """Give ``slot`` to a request of ``axid`` (the one :meth:`admit` was asked about): it
@@ -104,10 +119,9 @@ class Slots:
     def aging(self, m, aging):
         """Ages the slots in ``aging`` (a mask) and returns ``(due, slot)``: a head that has
         timed out, the lowest-numbered one."""
-        due = Signal(self.count)
-        slot = Signal(range(self.count))
         if not self.timeout:
-            return Const(0), slot
+            return Const(0), Const(0, range(self.count))
+        due = Signal(self.count)
         period = -(-self.timeout // 8)
         prescale = Signal(range(period))
         tick = prescale == period - 1
@@ -116,7 +130,4 @@ class Slots:
             with m.If(tick & aging[k] & (age != TIMEOUT_TICKS)):
                 m.d.sync += age.eq(age + 1)
             m.d.comb += due[k].eq(self.live[k] & self.head[k] & (age == TIMEOUT_TICKS))
-        for k in reversed(range(self.count)):
-            with m.If(due[k]):
-                m.d.comb += slot.eq(k)
-        return due != 0, slot
+        return due != 0, _lowest(m, due, self.count, "due_slot")

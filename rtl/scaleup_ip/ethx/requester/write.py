@@ -27,7 +27,7 @@ from ..layout import (
     write_counts,
     write_resp_layout,
 )
-from ..slots import Slots
+from ..slots import Slots, gen_bits
 
 __all__ = ["ReqWrite", "PIECE_BYTES"]
 
@@ -50,7 +50,7 @@ def _job_layout(config):
 def _piece_layout(config):
     """A piece whose words are all buffered, with its slot's generation."""
     return data.StructLayout({
-        "slot": range(config.outstanding), "gen": 8 - max(1, (config.outstanding - 1).bit_length()),
+        "slot": range(config.outstanding), "gen": gen_bits(config.outstanding),
         "addr": config.addr_width, "len": 8, "size": 3,
         "burst": 2, "node": NODE_BITS, "vc": VC_BITS, "order": 1, "strb": 1,
         "words": range(_PIECE_WORDS + 1), "attrs": extension_layout["attrs"].shape,

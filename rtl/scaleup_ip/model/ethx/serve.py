@@ -106,15 +106,22 @@ class Serve:
                                 addr=chunk[0] & 0xFFF, data=data))
         return out
 
+    @staticmethod
+    def refused(request):
+        """The one record that answers a refused request: DECERR, a READ_DATA without data
+        for all of a read's beats."""
+        if isinstance(request, Write):
+            return [WriteResp(id=request.id, resp=Resp.DECERR)]
+        return [ReadData(id=request.id, resp=Resp.DECERR, last=True, count=request.len,
+                         size=request.size, burst=request.burst, len=request.len,
+                         addr=request.addr & 0xFFF, data=None)]
+
     def answer(self, request, source, *, foreign=False):
         """Serve or refuse ``request``: returns ``(refusal or None, answering records)``."""
         why = self.refusal(request, source, foreign=foreign)
-        if isinstance(request, Write):
-            if why is None:
-                self.write(request)
-            return why, [WriteResp(id=request.id, resp=Resp.DECERR if why else Resp.OKAY)]
         if why is not None:
-            return why, [ReadData(id=request.id, resp=Resp.DECERR, last=True, count=request.len,
-                                  size=request.size, burst=request.burst, len=request.len,
-                                  addr=request.addr & 0xFFF, data=None)]
+            return why, self.refused(request)
+        if isinstance(request, Write):
+            self.write(request)
+            return None, [WriteResp(id=request.id, resp=Resp.OKAY)]
         return None, self.read(request)
