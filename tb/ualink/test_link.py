@@ -14,6 +14,7 @@ test's seed.
 """
 
 import cocotb
+import pytest
 from cocotb.triggers import ClockCycles
 
 from sim import harness
@@ -96,7 +97,18 @@ async def traffic_in_hardware(dut):
         assert d["transfers"]["req"] == 2000 and d["transfers"]["wr_rsp"] == 800
 
 
+#: The cases ``make test`` runs: the traffic made and checked in hardware. ``link_errors`` (the
+#: same phases with the traffic from Python against the TL model) is ``make soak``'s only.
+HARDWARE_TESTS = "link_errors_in_hardware,traffic_in_hardware"
+
+
 def test_ualink_link():
-    # One run for the three: two pytest workers would each wait for the same long build.
+    # One run for these: two pytest workers would each wait for the same long build.
     harness.run(UalinkLink(UALINK_LINK), UALINK_LINK, toplevel="ualink_link",
-                test_module=__name__)
+                test_module=__name__, testcase=HARDWARE_TESTS)
+
+
+@pytest.mark.soak_only
+def test_ualink_link_model():
+    harness.run(UalinkLink(UALINK_LINK), UALINK_LINK, toplevel="ualink_link",
+                test_module=__name__, testcase="link_errors", run_name="link_errors")

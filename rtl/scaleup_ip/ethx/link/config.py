@@ -15,6 +15,9 @@ MAC_HEADER_BYTES = 14
 #: The smallest bridge frame (no FCS): its header and six record words [../README.md §1].
 MIN_FRAME_BYTES = HEADER_BYTES + MIN_WORDS * WORD
 
+#: The largest MTU: a switch's jumbo MTU [ours].
+MAX_MTU = 9216
+
 #: Stream widths: every field of a wire frame starts on a beat [README §1].
 ETH_WIDTHS = (8, 32, 64)
 _POWERS = tuple(1 << k for k in range(21))
@@ -29,8 +32,8 @@ class LinkConfig(BlockConfig):
     eth_width : int
         Bits per beat of the bridge-side and wire-side streams: 8, 32 or 64.
     mtu : int
-        The bridge's MTU, 1500 to 9000: its frames are at most ``14 + mtu`` bytes, the wire's
-        ``14 + mtu + 12``.
+        The MTU of the frames it carries, 1500 to 9216 (a switch's jumbo MTU; the ETH-X bridge's
+        is at most 9000): they are at most ``14 + mtu`` bytes, the wire's ``14 + mtu + 12``.
     vcs : int
         Virtual channels with their own transmit queue and credits, 1 to 8.
     seq_bits : int
@@ -40,7 +43,8 @@ class LinkConfig(BlockConfig):
     replay_bytes : int
         Bytes of the replay ring, a power of two holding at least one longest wire frame.
     queue_bytes : int
-        Bytes of each VC's transmit queue, a power of two holding at least one longest frame.
+        Bytes of each VC's transmit queue, a power of two holding at least one longest frame
+        (two for line rate on one VC: a frame enters the queue whole before it leaves).
     queue_frames : int
         Frames each VC's transmit queue holds, 2 to 16.
     rx_bytes : int
@@ -64,7 +68,7 @@ class LinkConfig(BlockConfig):
 
     def __post_init__(self):
         check_int("link", "eth_width", self.eth_width, ETH_WIDTHS)
-        check_int("link", "mtu", self.mtu, range(1500, 9001))
+        check_int("link", "mtu", self.mtu, range(1500, MAX_MTU + 1))
         check_int("link", "vcs", self.vcs, range(1, 9))
         check_int("link", "seq_bits", self.seq_bits, range(4, 21))
         check_int("link", "replay_frames", self.replay_frames,

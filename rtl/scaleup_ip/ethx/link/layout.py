@@ -177,6 +177,7 @@ def settings_layout(config):
     return data.StructLayout({
         "replay_timeout": 16,       # clocks without progress before everything kept is replayed
         "replay_max": 8,            # replays without progress before FLUSH
+        "max_outstanding": range(config.replay_frames),  # frames kept at most (0: replay_frames − 1)
         "init_period": 16,          # clocks between INITs
         "down_max": 16,             # clocks down before FLUSH
         "ack_bytes": 16,            # accepted bytes per ACK (UEC default 2048)
@@ -200,7 +201,7 @@ def default_settings(config, round_trip=500):
     frame = config.rows(config.max_wire_bytes)
     return {
         "replay_timeout": min(0xFFFF, 8 * frame + 2 * round_trip), "replay_max": 8,
-        "init_period": min(0xFFFF, frame + round_trip), "down_max": 20000,
+        "max_outstanding": 0, "init_period": min(0xFFFF, frame + round_trip), "down_max": 20000,
         "ack_bytes": 2048, "ack_delay": 64, "cf_bytes": 2048, "cf_period": 512,
         "cc_period": 4096,
         "limits": [config.rx_credits] * config.vcs, "port_limit": config.rx_credits,

@@ -45,8 +45,8 @@ class EthxLink(ConfiguredComponent):
         :class:`LinkRxCount`.
     vc_ready : ``Out(vcs)``
         VCs whose transmit queue has room for a longest frame.
-    s_cc, s_cf, r_cf : ``Out(ArrayLayout(20, vcs))``
-        Credit counters, for management and tests.
+    s_cc, s_cf, r_cc, r_cf : ``Out(ArrayLayout(20, vcs))``
+        Credit counters (README §4), for management and tests.
     kept : ``Out(range(replay_frames + 1))``
         Frames in the replay ring, not yet acknowledged.
     """
@@ -62,7 +62,8 @@ class EthxLink(ConfiguredComponent):
             "tx_state": Out(TxState), "rx_state": Out(RxState),
             "tx_counts": Out(tx_counts), "rx_counts": Out(rx_counts),
             "vc_ready": Out(c.vcs),
-            "s_cc": Out(counts), "s_cf": Out(counts), "r_cf": Out(counts),
+            "s_cc": Out(counts), "s_cf": Out(counts), "r_cc": Out(counts),
+            "r_cf": Out(counts),
             "kept": Out(range(c.replay_frames + 1)),
         })
 
@@ -83,7 +84,8 @@ class EthxLink(ConfiguredComponent):
             self.tx_state.eq(tx.state), self.rx_state.eq(rx.state),
             self.tx_counts.eq(tx.counts), self.rx_counts.eq(rx.counts),
             self.vc_ready.eq(tx.vc_ready),
-            self.s_cc.eq(tx.s_cc), self.s_cf.eq(tx.s_cf), self.r_cf.eq(rx.r_cf),
+            self.s_cc.eq(tx.s_cc), self.s_cf.eq(tx.s_cf),
+            self.r_cc.eq(rx.r_cc), self.r_cf.eq(rx.r_cf),
             self.kept.eq(tx.kept),
         ]
         return m

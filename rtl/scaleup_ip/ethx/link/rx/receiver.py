@@ -44,8 +44,8 @@ class LinkRx(ConfiguredComponent):
     want : ``Out(ctl_requests_layout)``; sent : ``In(ctl_requests_layout)``
         Control frames this side asks for (all but INIT); the control sender's pulses as it
         takes them.
-    last_good, echo_seq : ``Out(seq_bits)``; r_cf : ``Out(ArrayLayout(20, vcs))``
-        What they carry.
+    last_good, echo_seq : ``Out(seq_bits)``; r_cc, r_cf : ``Out(ArrayLayout(20, vcs))``
+        What they carry (``r_cc`` for management and tests).
     settings : ``In(settings_layout(config))``
     state : ``Out(RxState)``; expected : ``Out(seq_bits)``; counts : ``Out(rx_counts)``
     """
@@ -58,6 +58,7 @@ class LinkRx(ConfiguredComponent):
             "ctl": Out(ctl_in_layout(c)),
             "want": Out(ctl_requests_layout), "sent": In(ctl_requests_layout),
             "last_good": Out(c.seq_bits), "echo_seq": Out(c.seq_bits),
+            "r_cc": Out(data.ArrayLayout(COUNT_BITS, c.vcs)),
             "r_cf": Out(data.ArrayLayout(COUNT_BITS, c.vcs)),
             "settings": In(settings_layout(c)),
             "state": Out(RxState), "expected": Out(c.seq_bits), "counts": Out(rx_counts),
@@ -87,7 +88,7 @@ class LinkRx(ConfiguredComponent):
             self.want.eq(llr.want), self.want.cf.eq(credit.want),
             llr.sent.eq(self.sent), credit.sent.eq(self.sent.cf),
             self.last_good.eq(llr.last_good), self.echo_seq.eq(llr.echo_seq),
-            self.r_cf.eq(credit.r_cf),
+            self.r_cc.eq(credit.r_cc), self.r_cf.eq(credit.r_cf),
             self.state.eq(llr.state), self.expected.eq(llr.expected), self.counts.eq(llr.counts),
         ]
         to_tx = (store.judge & (v.cls == Class.CONTROL) & (v.kind != Ctl.INIT))

@@ -34,8 +34,9 @@ class ReplayRing(ConfiguredComponent):
     ``acked`` .. ``next − 1`` stay kept.
 
     ``i`` takes a frame's first beat only while the ring has room for it and for a longest
-    wire frame (``room``, a clock old) and after a clock in which no row was written: a frame
-    never waits half-written, and one clock passes between frames in.
+    wire frame and fewer than ``limit`` frames are kept (``room``, a clock old), and after a
+    clock in which no row was written: a frame never waits half-written, and one clock passes
+    between frames in.
 
     Latency: ``8 / eth_bytes`` clocks for the link word and the CRC engine's latency, from a
     frame's last beat in to ``pushed``; one clock from ``started`` to the first beat out, and
@@ -49,6 +50,8 @@ class ReplayRing(ConfiguredComponent):
         Bridge frames (no FCS, multiples of 8 bytes), or CC_UPDATEs built without their link
         word.
     seq : ``In(seq_bits)``; pushed : ``Out(1)``; room : ``Out(1)``
+    limit : ``In(range(replay_frames))``
+        Frames kept at most (UEC's maximum outstanding frames); 0: ``replay_frames − 1``.
     acked, sent, next : ``In(seq_bits)``
     go : ``In(1)``; started : ``Out(1)``
     o : ``Out(eth_stream(eth_width))``
@@ -59,7 +62,7 @@ class ReplayRing(ConfiguredComponent):
     def __init__(self, config):
         super().__init__(config, lambda c: {
             "i": In(eth_stream(c.eth_width)), "seq": In(c.seq_bits),
-            "pushed": Out(1), "room": Out(1),
+            "pushed": Out(1), "room": Out(1), "limit": In(range(c.replay_frames)),
             "acked": In(c.seq_bits), "sent": In(c.seq_bits), "next": In(c.seq_bits),
             "go": In(1), "started": Out(1),
             "o": Out(eth_stream(c.eth_width)),
@@ -82,7 +85,8 @@ class ReplayRing(ConfiguredComponent):
         return m
 
     def _room(self, m, descs, dw, at, pending, p_start, rows):
-        """``room``, registered [Fmax]: frames kept and pending below ``replay_frames − 1``,
+        """``room``, registered [Fmax]: frames kept and pending below ``replay_frames − 1``
+        and ``limit``,
         and rows for a longest frame after those of the oldest frame kept (its descriptor
         read at ``acked`` two clocks ago: no room until that read is current). A frame's
         first beat also waits for a clock without a write: then nothing entered since
@@ -100,7 +104,8 @@ class ReplayRing(ConfiguredComponent):
         first = Mux(empty, Mux(pending, p_start, at), base)
         used = (at - first)[:len(at)]
         kept = (self.next - self.acked)[:cfg.seq_bits] + pending
-        m.d.sync += self.room.eq(current & (kept < cfg.replay_frames - 1)
+        most = Mux(self.limit == 0, cfg.replay_frames - 1, self.limit)
+        m.d.sync += self.room.eq(current & (kept < most)
                                  & (used <= rows - cfg.rows(cfg.max_wire_bytes)))
 
     def _write(self, m, mem, dw, at, pending, p_start):

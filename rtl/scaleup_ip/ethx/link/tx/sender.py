@@ -87,7 +87,7 @@ class LinkTx(ConfiguredComponent):
             queues.pick.eq(credit.pick), queues.take.eq(credit.start & ~credit.cc),
             self.s_cc.eq(credit.s_cc), self.s_cf.eq(credit.s_cf),
             ring.seq.eq(llr.next), ring.acked.eq(llr.acked), ring.sent.eq(llr.sent),
-            ring.next.eq(llr.next),
+            ring.next.eq(llr.next), ring.limit.eq(s.max_outstanding),
             llr.ctl.eq(self.ctl), llr.up.eq(self.up), llr.pushed.eq(ring.pushed),
             llr.started.eq(ring.started),
             llr.replay_timeout.eq(s.replay_timeout), llr.init_period.eq(s.init_period),

@@ -1,0 +1,279 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The cocotb side of :class:`sim.ethx.link.pair.EthxLinkPair`: both ends' bridge sides, the
+channels between them (whose ``fate`` loses or corrupts frames by kind), what was offered and
+what arrived, and the checks that every frame arrived once and in order per VC, that the two
+ends' counters agree with each other and with the channels' losses, and that nothing is kept,
+queued or owed credit at the end."""
+
+import collections
+import functools
+
+import cocotb
+from cocotb.triggers import ClockCycles, RisingEdge
+
+from scaleup_ip.ethx.link import (
+    LinkConfig,
+    LinkRxCount,
+    LinkTxCount,
+    RxState,
+    TxState,
+    default_settings,
+    eth_beat_layout,
+    settings_layout,
+)
+from scaleup_ip.model.ethx import bridge as bridge_model
+from scaleup_ip.model.ethx import link as model
+from sim.ethx.env import EthxEnv, cycle
+from sim.ethx.link.channel import EthxChannel
+from sim.ethx.pair import NODES, other
+from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses
+
+__all__ = ["COUNT_MASK", "LinkPairEnv", "kind_of"]
+
+COUNT_MASK = (1 << model.COUNT_BITS) - 1
+
+
+def kind_of(received):
+    """A wire frame's kind for loss rules: ``data``, ``cc`` or a control kind's name."""
+    if received.cls is model.Class.DATA:
+        return "data"
+    if received.cls is model.Class.CC:
+        return "cc"
+    return received.kind.name.lower()
+
+
+class LinkPairEnv(EthxEnv):
+    """Both ends' bridge sides, the channels between them, and what was offered and got."""
+
+    config_class = LinkConfig
+
+    def __init__(self, dut, *, delay=30, settings=None, loss=None, corrupt=0.5,
+                 first_lost=False, line_rate=False):
+        super().__init__(dut)
+        cfg = self.config
+        layout = eth_beat_layout(cfg.eth_width)
+        self.source = {e: LayoutSource(dut, f"{e}_i", layout, dut.clk, dut.rst) for e in NODES}
+        self.sink = {e: LayoutSink(dut, f"{e}_o", layout, dut.clk, dut.rst) for e in NODES}
+        self.settings = dict(default_settings(cfg), **(settings or {}))
+        self.loss = loss or {}          # probability of loss by kind (see kind_of)
+        self.corrupt = corrupt          # of a loss, the part corrupted rather than dropped
+        self.lose_first = set(NODES) if first_lost else set()  # ends to lose a data frame
+        self.lost = {e: collections.Counter() for e in NODES}      # by (kind, fate), from e
+        self.sent_kinds = {e: collections.Counter() for e in NODES}
+        self.channel = {e: EthxChannel(dut, cfg, e, other(e), delay=delay, line_rate=line_rate,
+                                       fate=functools.partial(self._fate, e)) for e in NODES}
+        self.offered = {e: [[] for _ in range(cfg.vcs)] for e in NODES}
+        self.got = {e: [[] for _ in range(cfg.vcs)] for e in NODES}
+        self.down = False
+        self.foreign = {e: 0 for e in NODES}      # good foreign frames injected towards e
+        self.rule = None                # rule(end, received, wire): a fate that overrides, or None
+        self.arrivals = {e: [] for e in NODES}    # (clock, bytes) of each frame delivered to e
+
+    def _fate(self, end, wire):
+        got = model.classify(wire, max_bytes=self.config.max_wire_bytes,
+                             seq_bits=self.config.seq_bits)
+        assert got.cls in (model.Class.DATA, model.Class.CC, model.Class.CONTROL), (
+            got, len(wire), wire[:24].hex())
+        assert got.node == NODES[end], got
+        kind = kind_of(got)
+        self.sent_kinds[end][kind] += 1
+        fate = self.rule(end, got, wire) if self.rule else None
+        if fate is False:
+            self.lost[end][kind, "drop"] += 1
+            return False
+        if fate is not None:
+            bad = model.classify(fate, max_bytes=self.config.max_wire_bytes).cls
+            if bad is model.Class.BAD:
+                self.lost[end][kind, "corrupt"] += 1
+            return fate
+        if self.down:
+            self.lost[end][kind, "down"] += 1
+            return False
+        if kind == "data" and end in self.lose_first:
+            self.lose_first.discard(end)
+            self.lost[end][kind, "drop"] += 1
+            return False
+        if self.rng.random() >= self.loss.get(kind, 0):
+            return None
+        if self.rng.random() < self.corrupt:
+            self.lost[end][kind, "corrupt"] += 1
+            bad = bytearray(wire)
+            bad[self.rng.randrange(len(bad))] ^= 1 << self.rng.randrange(8)
+            return bytes(bad)
+        self.lost[end][kind, "drop"] += 1
+        return False
+
+    def apply_settings(self, end=None):
+        layout = settings_layout(self.config)
+        for e in NODES if end is None else [end]:
+            getattr(self.dut, f"{e}_settings").value = layout.const(self.settings).as_bits()
+
+    def set_up(self, level):
+        for e in NODES:
+            getattr(self.dut, f"{e}_up").value = level
+
+    async def start(self, pause=0.0):
+        self.apply_settings()
+        self.set_up(1)
+        await self.reset()
+        for e in NODES:
+            self.sink[e].set_backpressure(random_pauses(self.rng, pause))
+            cocotb.start_soon(self._collect(e))
+
+    async def _collect(self, end):
+        cfg = self.config
+        while True:
+            data = b""
+            while True:
+                beat = await self.sink[end].recv()
+                data += int(beat.data).to_bytes(cfg.eth_bytes, "little")
+                if beat.last:
+                    break
+            self.got[end][model.link_vc(data, cfg.vcs)].append(data)
+            self.arrivals[end].append((cycle(), len(data)))
+
+    # --- traffic ---------------------------------------------------------------------------
+
+    def bridge_frame(self, end, vc=None, words=None):
+        cfg = self.config
+        vc = self.rng.randrange(cfg.vcs) if vc is None else vc
+        most = (cfg.max_frame_bytes - 16) // 8
+        words = words or self.rng.choice([6, 6, 7, 12, self.rng.randrange(6, most + 1), most])
+        head = bridge_model.header(NODES[other(end)], NODES[end], vc)
+        return head + self.rng.randbytes(bridge_model.WORD * words)
+
+    def offer(self, end, frame):
+        vc = model.link_vc(frame, self.config.vcs)
+        self.offered[end][vc].append(frame)
+        for beat in bytes_to_beats(frame, self.config.eth_bytes):
+            self.source[end].send_nowait(user=0, **beat)
+
+    async def traffic(self, frames, vcs=None, gap=0.02):
+        """``frames`` random frames from each end, now and then a pause."""
+        for _ in range(frames):
+            for e in NODES:
+                vc = None if vcs is None else self.rng.choice(vcs)
+                self.offer(e, self.bridge_frame(e, vc))
+            while not all(self.source[e].empty() for e in NODES):
+                await RisingEdge(self.dut.clk)
+            if self.rng.random() < gap:
+                await ClockCycles(self.dut.clk, self.rng.randrange(1, 400))
+
+    def delivered(self):
+        return all(len(self.got[other(e)][v]) >= len(self.offered[e][v])
+                   for e in NODES for v in range(self.config.vcs))
+
+    async def settle(self, clocks=200_000):
+        """Until every frame has arrived and both ends have nothing kept or owed; then the
+        periodic CF_UPDATEs and CC_UPDATEs stop, and those on the way land."""
+        for _ in range(clocks // 100):
+            if self.delivered() and self.quiet():
+                break
+            await ClockCycles(self.dut.clk, 100)
+        self.settings.update(cf_period=0, cc_period=0)
+        self.apply_settings()
+        for _ in range(clocks // 100):          # the last frames may wait for the timer
+            if not any(int(getattr(self.dut, f"{e}_kept").value) for e in NODES):
+                break
+            await ClockCycles(self.dut.clk, 100)
+        assert not any(int(getattr(self.dut, f"{e}_kept").value) for e in NODES), \
+            "the replay rings did not drain"
+        for _ in range(clocks // 100):          # and the control frames it asks for
+            await ClockCycles(self.dut.clk, 4 * self.config.rows(self.config.max_wire_bytes))
+            if all(self.channel[e].idle() for e in NODES):
+                break
+
+    def quiet(self):
+        for e in NODES:
+            s_cc = getattr(self.dut, f"{e}_s_cc").value.to_unsigned()
+            s_cf = getattr(self.dut, f"{e}_s_cf").value.to_unsigned()
+            if s_cc != s_cf:
+                return False
+        return True
+
+    def tx(self, end):
+        return {k.name: v for k, v in self.counts(LinkTxCount, f"{end}_tx_counts").items()}
+
+    def rx(self, end):
+        return {k.name: v for k, v in self.counts(LinkRxCount, f"{end}_rx_counts").items()}
+
+    def check(self, flushed=False):
+        """Everything offered arrived once, in order per VC; with ``flushed``, but the frames
+        a FLUSH dropped, as many as the transmitter counted."""
+        cfg = self.config
+        for e in NODES:
+            f = other(e)
+            if flushed:
+                self.check_flushed(e)
+                continue
+            for v in range(cfg.vcs):
+                assert self.got[f][v] == self.offered[e][v], (e, v, len(self.got[f][v]),
+                                                              len(self.offered[e][v]))
+            assert self.source[e].empty() and self.sink[e].empty()
+            assert self.channel[e].idle()
+            tx, rx, lost = self.tx(e), self.rx(f), self.lost[e]
+            self.dut._log.info("%s tx %s", e, tx)
+            self.dut._log.info("%s rx %s", f, rx)
+            self.dut._log.info("%s -> %s lost %s; sent %s", e, f, dict(lost),
+                               dict(self.sent_kinds[e]))
+            sent = self.sent_kinds[e]
+            corrupted = sum(n for (k, why), n in lost.items() if why == "corrupt")
+            assert rx["RX_BAD"] == corrupted
+            assert rx["RX_FOREIGN"] == self.foreign[f] and rx["RX_OVERFLOW"] == 0
+            assert tx["TX_OK"] + tx["TX_REPLAYED"] == sent["data"] + sent["cc"]
+            assert tx["TX_OK"] == rx["RX_OK"] == sum(len(q) for q in self.offered[e]) + tx["CC_TX"]
+            assert rx["CC_RX"] == tx["CC_TX"]
+            assert tx["INIT_TX"] == sent["init"]
+            assert tx["TX_FLUSHED"] == 0 and tx["CREDIT_ERROR"] == 0
+            # An INIT sent again (its echo lost or late) starts the sequence over: ACKs and NACKs
+            # of the first exchange still on the wire are then out of the window, counted and
+            # dropped (SEED=2019296820, 8-bit, lossy). Without a second INIT there are none.
+            assert tx["ACK_NACK_SEQ_ERROR"] == 0 or tx["INIT_TX"] > 1
+            assert tx["TX_MALFORMED"] == 0
+            assert tx["PEAK_REPLAY"] <= cfg.replay_frames - 1       # room kept for one more
+            assert tx["PEAK_REPLAY"] > 0 or not any(self.offered[e])
+            # What the far end's transmitter got is what this end's receiver sent, less losses.
+            for name, kind, count in (("ACK_RX", "ack", "ACK_TX"), ("NACK_RX", "nack", "NACK_TX"),
+                                      ("CF_RX", "cf_update", "CF_TX"),
+                                      ("INIT_ECHO_RX", "init_echo", "INIT_ECHO_TX")):
+                gone = sum(n for (k, _), n in lost.items() if k == kind)
+                assert sent[kind] == self.rx(e)[count], name
+                assert self.tx(f)[name] == self.rx(e)[count] - gone, name
+            assert int(getattr(self.dut, f"{e}_tx_state").value) == TxState.ADVANCE.value
+            # A bad or missing frame into e's receiver leaves it NACK_SENT until the next
+            # eligible frame, which may never come; without either it is SEND_ACKS.
+            trouble = any(why != "drop" or k in ("data", "cc") for k, why in self.lost[f])
+            states = (RxState.SEND_ACKS, RxState.NACK_SENT) if trouble else (RxState.SEND_ACKS,)
+            assert int(getattr(self.dut, f"{e}_rx_state").value) in [s.value for s in states]
+            s_cc = getattr(self.dut, f"{e}_s_cc").value.to_unsigned()
+            r_cf = getattr(self.dut, f"{f}_r_cf").value.to_unsigned()
+            assert s_cc == getattr(self.dut, f"{e}_s_cf").value.to_unsigned() == r_cf
+            for v in range(cfg.vcs):        # each frame took its credits once
+                used = sum(model.pkt_credits(len(f), cfg.credit_size, cfg.pkt_overhead)
+                           for f in self.offered[e][v])
+                assert s_cc >> (model.COUNT_BITS * v) & COUNT_MASK == used % (COUNT_MASK + 1)
+
+
+    def check_flushed(self, end):
+        """``end``'s frames: what arrived is what was offered less some frames, in order, and
+        every frame missing (CC_UPDATEs too: entered, never accepted) was FLUSHed."""
+        tx, rx, missing = self.tx(end), self.rx(other(end)), 0
+        for v in range(self.config.vcs):
+            got = iter(self.got[other(end)][v])
+            at = next(got, None)
+            for frame in self.offered[end][v]:
+                if frame == at:
+                    at = next(got, None)
+                else:
+                    missing += 1
+            assert at is None, (end, v, "a frame out of order, doubled or not offered")
+        delivered = sum(len(q) for q in self.got[other(end)])
+        assert rx["RX_OK"] == delivered + rx["CC_RX"]
+        # A flushed frame may have arrived (its ACK lost on the way down); one missing was
+        # flushed.
+        assert missing + tx["CC_TX"] - rx["CC_RX"] <= tx["TX_FLUSHED"], (missing, tx, rx)
+        s_cc = getattr(self.dut, f"{end}_s_cc").value.to_unsigned()
+        assert s_cc == getattr(self.dut, f"{end}_s_cf").value.to_unsigned()
+        assert s_cc == getattr(self.dut, f"{other(end)}_r_cf").value.to_unsigned()
+        assert self.source[end].empty() and self.sink[end].empty() and self.channel[end].idle()
+        self.dut._log.info("%s: %d frames flushed; tx %s; rx %s", end, missing, tx, rx)

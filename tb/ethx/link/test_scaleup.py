@@ -1,0 +1,582 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The SONiC Scale-Up Test Standard's LLR and CBFC cases (draft 0.4, §4.1-4.2) on two lossless
+links back to back (sim/ethx/link/pair.py), one cocotb test per case named by its ID. End a is
+the DUT's transmit port and end b its receive port, or the other way round as each case reads
+its counters; the cocotb channels between them are the tester's impairments. What each case
+means here, its pass rule and the cases that do not apply: sim/ethx/link/scaleup.py. Each test
+records what it measured; the pytest function writes build/bench/scaleup_tests.json and a
+Markdown table beside it."""
+
+import itertools
+import json
+
+import cocotb
+from cocotb.triggers import ClockCycles, RisingEdge
+
+from scaleup_ip.ethx.link import LinkConfig, TxState
+from scaleup_ip.model.ethx import link as model
+from scaleup_ip.model.ethx.bridge import WIRE_EXTRA
+from sim import harness, toolchain
+from sim.ethx.env import cycle
+from sim.ethx.link import scaleup
+from sim.ethx.link.env import COUNT_MASK, LinkPairEnv
+from sim.ethx.link.pair import EthxLinkPair
+from sim.ethx.pair import NODES
+
+TIMEOUT_US = 20000
+
+#: A jumbo-MTU link with four VCs and buffers for a 500 m round trip at 10 Gb/s.
+CONFIG = LinkConfig(eth_width=64, mtu=9216, vcs=4, replay_frames=256, replay_bytes=65536,
+                    queue_bytes=32768, rx_bytes=65536)
+
+#: The standard's frame sizes, each with x = -1, 0, +1 (64 only +1, 9216 only -1).
+SWEEP = [s + x for s in (64, 128, 256, 512, 1518, 2048, 4096, 9216) for x in (-1, 0, 1)
+         if not (s == 64 and x < 0) and not (s == 9216 and x > 0)]
+
+#: The 500 m case: 5 ns/m of fibre each way, 156.25 MHz (64 bits: 10 Gb/s) [ours].
+CLOCK_MHZ = 156.25
+ROUND_TRIP_500M = round(2 * 500 * 5e-9 * CLOCK_MHZ * 1e6)
+
+
+def legal_sizes(size):
+    """The data-frame wire sizes (28 + 8n bytes, 76 .. the longest) just below and above
+    ``size``."""
+    longest = CONFIG.max_wire_bytes
+    below = max(76, 28 + (size - 28) // 8 * 8)
+    above = min(longest, below + 8 if below < size else below)
+    return sorted({below, above})
+
+
+def words_of_wire(size):
+    """Record words of a bridge frame whose wire frame is ``size`` bytes."""
+    return (size - 28) // 8
+
+
+def line_clocks(nbytes):
+    """Clocks a bridge frame of ``nbytes`` bytes takes on the wire at line rate: its wire
+    frame's beats (link word and FCS added), then the preamble, SFD and inter-frame gap in whole
+    beats, as the channel holds them (``sim/ethx/link/channel.py``, ``line_rate``) [ours]."""
+    return CONFIG.rows(model.wire_bytes_of(nbytes)) + CONFIG.rows(WIRE_EXTRA)
+
+
+class Env(LinkPairEnv):
+    """The pair with the standard's helpers: counters by name, a state watch, rates."""
+
+    def __init__(self, dut, **kwargs):
+        super().__init__(dut, **kwargs)
+        self.data_seen = {e: 0 for e in NODES}
+
+    async def run_frames(self, sizes, *, end="a", vcs=None):
+        """Offer a frame of each wire size of ``sizes`` from ``end`` (on VCs drawn from
+        ``vcs``) and wait until the source has sent them."""
+        for size in sizes:
+            vc = self.rng.choice(vcs or range(self.config.vcs))
+            self.offer(end, self.bridge_frame(end, vc=vc, words=words_of_wire(size)))
+        while not self.source[end].empty():
+            await RisingEdge(self.dut.clk)
+
+    def credits(self, port, vc):
+        value = getattr(self.dut, port).value.to_unsigned()
+        return value >> (model.COUNT_BITS * vc) & COUNT_MASK
+
+    def credit_sum(self, vc, end="a"):
+        """The credits the frames offered from ``end`` on ``vc`` take (README §4)."""
+        cfg = self.config
+        return sum(model.pkt_credits(len(f), cfg.credit_size, cfg.pkt_overhead)
+                   for f in self.offered[end][vc]) % (COUNT_MASK + 1)
+
+    def nth_data(self, end, n, fate):
+        """A rule: ``end``'s ``n``-th data frame (first sends and replays counted) gets
+        ``fate(wire)``."""
+        def rule(e, got, wire):
+            if e != end or got.cls is not model.Class.DATA:
+                return None
+            self.data_seen[e] += 1
+            return fate(wire) if self.data_seen[e] == n else None
+        return rule
+
+    async def until_state(self, end, state, clocks):
+        """Clocks until ``end``'s transmitter is in ``state`` (None: not within ``clocks``),
+        with its counters as they were then."""
+        for k in range(clocks):
+            await RisingEdge(self.dut.clk)
+            if int(getattr(self.dut, f"{end}_tx_state").value) == state.value:
+                return k, self.tx(end)
+        return None, self.tx(end)
+
+
+def corrupt(wire):
+    bad = bytearray(wire)
+    bad[40] ^= 0x10
+    return bytes(bad)
+
+
+def drop(wire):
+    return False
+
+
+def block_acks(end):
+    """A rule: every ACK and NACK from ``end`` dropped."""
+    def rule(e, got, wire):
+        if e == end and got.kind in (model.Ctl.ACK, model.Ctl.NACK):
+            return False
+        return None
+    return rule
+
+
+async def start(dut, **kwargs):
+    """The pair reset and running, its bridge sides taking every beat."""
+    tb = Env(dut, **kwargs)
+    await tb.start(pause=0.0)
+    return tb
+
+
+def sizes_mixed(rng, count):
+    return [rng.choice(legal_sizes(rng.choice(SWEEP))) for _ in range(count)]
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_01_sequence_ack(dut):
+    """LLR-01: 100 good frames; every one once, TX_OK = RX_OK = 100, ACKs sent and taken
+    agree."""
+    tb = await start(dut, settings={"cc_period": 0})
+    await tb.run_frames(sizes_mixed(tb.rng, 100))
+    await tb.settle()
+    tb.check()
+    tx, rx = tb.tx("a"), tb.rx("b")
+    measured = (f"TX_OK {tx['TX_OK']}, RX_OK {rx['RX_OK']}, ACK sent {rx['ACK_TX']} taken "
+                f"{tx['ACK_RX']}, replayed {tx['TX_REPLAYED']}")
+    ok = (tx["TX_OK"] == rx["RX_OK"] == 100 and rx["ACK_TX"] == tx["ACK_RX"] > 0
+          and tx["TX_REPLAYED"] == 0)
+    scaleup.record("LLR-01", expected="TX_OK = RX_OK = 100, no loss", measured=measured,
+                   passed=ok)
+    assert ok, measured
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_02_retry_nack(dut):
+    """LLR-02: one of 100 frames dropped: one NACK, one go-back replay, no loss."""
+    tb = await start(dut)
+    tb.rule = tb.nth_data("a", 50, drop)
+    await tb.run_frames([76] * 100)
+    await tb.settle()
+    tb.check()
+    tx, rx = tb.tx("a"), tb.rx("b")
+    measured = (f"NACK_RX {tx['NACK_RX']}, TX_REPLAY_NACK {tx['TX_REPLAY_NACK']}, "
+                f"TX_REPLAY_TIMER {tx['TX_REPLAY_TIMER']}, replayed {tx['TX_REPLAYED']}, "
+                f"delivered {rx['RX_OK']}")
+    ok = (tx["NACK_RX"] == 1 and tx["TX_REPLAY_NACK"] == 1 and tx["TX_REPLAY_TIMER"] == 0
+          and rx["NACK_TX"] == 1)
+    scaleup.record("LLR-02", expected="NACK_RX = 1, retries = 1, no loss", measured=measured,
+                   passed=ok)
+    assert ok, measured
+
+
+async def _replay_to_flush(dut, rule_of, *, settings=None, frames=100):
+    """A's frames with b's ACKs taken away by ``rule_of(tb)``: the replays a makes before its
+    FLUSH, and the frames that FLUSH drops. Then the ACKs come back and the link recovers."""
+    settings = {"replay_max": 3, "replay_timeout": 4000, "cc_period": 0, **(settings or {})}
+    tb = await start(dut, settings=settings)
+    tb.rule = rule_of(tb)
+    task = cocotb.start_soon(tb.run_frames([76] * frames))
+    clocks, tx = await tb.until_state("a", TxState.FLUSH, 100_000)
+    assert clocks is not None, "no FLUSH"
+    await RisingEdge(dut.clk)
+    flushed = tb.tx("a")["TX_FLUSHED"]
+    tb.rule = None
+    await task
+    await tb.settle()
+    tb.check(flushed=True)
+    return tx, flushed, tb
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_03_timer_acks_blocked(dut):
+    """LLR-03 A: REPLAY_COUNT_MAX 3 and every ACK and NACK lost: three timer replays of
+    everything kept, then FLUSH drops the frames."""
+    tx, flushed, _ = await _replay_to_flush(dut, lambda tb: block_acks("b"))
+    replays = tx["TX_REPLAYED"] / 100
+    measured = (f"{replays:g} replays of 100 frames ({tx['TX_REPLAY_TIMER']} timer expiries, "
+                f"the last one FLUSH), {flushed} flushed")
+    ok = replays == 3 and flushed == 100
+    scaleup.record("LLR-03 A", expected="3 retries, then FLUSH", measured=measured, passed=ok)
+    assert ok, measured
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_03_timer_acks_frozen(dut):
+    """LLR-03 B: every ACK after the first carries the first one's number (valid, no
+    progress): three replays, then FLUSH."""
+    def rule_of(tb):
+        frozen = []
+
+        def rule(e, got, wire):
+            if e != "b" or got.kind not in (model.Ctl.ACK, model.Ctl.NACK):
+                return None
+            if not frozen:
+                frozen.append(got.seq)
+                return None
+            return model.encode_control(model.Ctl.ACK, NODES["b"], seq=frozen[0])
+        return rule
+
+    tx, flushed, _ = await _replay_to_flush(dut, rule_of)
+    replays = tx["TX_REPLAYED"] / flushed if flushed else 0
+    measured = (f"{replays:g} replays of the {flushed} frames kept after the frozen ACK "
+                f"({tx['TX_REPLAY_TIMER']} timer expiries), {flushed} flushed")
+    ok = replays == 3 and flushed > 0
+    scaleup.record("LLR-03 B", expected="3 retries, then FLUSH", measured=measured, passed=ok)
+    assert ok, measured
+
+
+async def _nack_generation(dut, case, fate, counter):
+    tb = await start(dut)
+    tb.rule = tb.nth_data("a", 500, fate)
+    await tb.run_frames([76, 84, 132] * 333 + [76])
+    await tb.settle()
+    tb.check()
+    tx, rx = tb.tx("a"), tb.rx("b")
+    measured = (f"{counter} {rx[counter]}, NACK_TX {rx['NACK_TX']}, replays at a "
+                f"{tx['TX_REPLAY_NACK']}, RX_OK {rx['RX_OK']}, in order")
+    ok = (rx[counter] >= 1 and rx["NACK_TX"] == 1 and tx["TX_REPLAY_NACK"] == 1
+          and rx["RX_OK"] == 1000 + tx["CC_TX"])
+    if counter == "RX_BAD":
+        ok = ok and rx["RX_BAD"] == 1
+    else:
+        ok = ok and rx["RX_BAD"] == 0
+    scaleup.record(case, expected=f"{counter} >= 1, one NACK, one replay, no loss",
+                   measured=measured, passed=ok)
+    assert ok, measured
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_04_nack_bad_crc(dut):
+    """LLR-04 (1): one bad CRC in 1000 frames: RX_BAD 1, one NACK, one replay, no loss."""
+    await _nack_generation(dut, "LLR-04 bad CRC", corrupt, "RX_BAD")
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_04_nack_seq_gap(dut):
+    """LLR-04 (2): one frame of 1000 lost (a gap): one NACK, one replay, no loss."""
+    await _nack_generation(dut, "LLR-04 gap", drop, "RX_MISSING")
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_06_outstanding_max(dut):
+    """LLR-06: OUTSTANDING_FRAMES_MAX 4 and ACKs lost: only 4 frames kept, replayed and
+    flushed."""
+    tx, flushed, _ = await _replay_to_flush(dut, lambda tb: block_acks("b"),
+                                            settings={"max_outstanding": 4})
+    measured = (f"peak kept {tx['PEAK_REPLAY']}, replayed {tx['TX_REPLAYED']} in "
+                f"{tx['TX_REPLAY_TIMER'] - 1} replays, {flushed} flushed")
+    ok = tx["PEAK_REPLAY"] == 4 and flushed == 4 and tx["TX_REPLAYED"] == 4 * 3
+    scaleup.record("LLR-06", expected="4 frames replayed, then FLUSH", measured=measured,
+                   passed=ok)
+    assert ok, measured
+
+
+async def _capacity(dut, cases):
+    """Longest and shortest frames back to back from a over a 500 m round trip: none lost,
+    delivered at line rate."""
+    delay = ROUND_TRIP_500M // 2
+    tb = await start(dut, delay=delay, settings={"init_period": 4 * delay}, line_rate=True)
+    results = []
+    for size, count in ((legal_sizes(CONFIG.max_wire_bytes)[0], 40), (76, 1500)):
+        start_at = len(tb.arrivals["b"])
+        peak = 0
+        task = cocotb.start_soon(tb.run_frames([size] * count, vcs=[0]))
+        while not task.done() or len(tb.arrivals["b"]) < start_at + count:
+            await ClockCycles(dut.clk, 50)
+            peak = max(peak, tb.credits("a_s_cc", 0) - tb.credits("a_s_cf", 0))
+        got = tb.arrivals["b"][start_at:]
+        # The rate once the first frame is in: the frames after it, against the clocks they
+        # take at line rate (preamble and inter-frame gap included).
+        clocks = got[-1][0] - got[0][0]
+        beats = sum(line_clocks(n) for _, n in got[1:])
+        results.append((size, count, beats / clocks, peak))
+    await tb.settle()
+    tb.check()
+    tx = tb.tx("a")
+    failed = []
+    for size, count, rate, peak in results:
+        measured = (f"{rate:.2%} of line rate, none lost, replayed "
+                    f"{tx['TX_REPLAYED']}, peak credits in use {peak} of {CONFIG.rx_credits}")
+        ok = rate >= 0.95
+        for name in cases:
+            scaleup.record(f"{name} {size} B", frame_size=size, expected="line rate within "
+                           "5 %, no loss", measured=measured, passed=ok)
+        failed += [] if ok else [measured]
+    assert not failed, failed
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_07_cbfc_12_buffer_capacity(dut):
+    """LLR-07 and CBFC-12 (one run read for both): a 500 m round trip, longest and shortest
+    frames at line rate, none lost, with the credits in use below the receive buffer's."""
+    await _capacity(dut, ("LLR-07", "CBFC-12"))
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_08_flush_recovery(dut):
+    """LLR-08: the wire down past down_max in traffic: FLUSH, then INIT once up, and the
+    frames after it arrive."""
+    tb = await start(dut, settings={"down_max": 300, "cc_period": 400})
+    task = cocotb.start_soon(tb.run_frames(sizes_mixed(tb.rng, 60)))
+    await ClockCycles(dut.clk, 1500)
+    tb.down = True
+    tb.set_up(0)
+    clocks, _ = await tb.until_state("a", TxState.FLUSH, 2000)
+    assert clocks is not None, "no FLUSH"
+    inits = tb.tx("a")["INIT_TX"]
+    tb.set_up(1)
+    tb.down = False
+    await task
+    before = sum(map(len, tb.got["b"]))
+    await tb.run_frames(sizes_mixed(tb.rng, 100))
+    await tb.settle()
+    tb.check(flushed=True)
+    tx = tb.tx("a")
+    after = sum(map(len, tb.got["b"])) - before
+    measured = (f"FLUSH after {clocks} clocks down, {tx['TX_FLUSHED']} flushed, INIT sent "
+                f"{tx['INIT_TX'] - inits} more, {after} frames after it")
+    ok = tx["INIT_TX"] > inits and after >= 100 and tx["INIT_ECHO_RX"] >= 2
+    scaleup.record("LLR-08", expected="re-INIT, link recovers", measured=measured, passed=ok)
+    assert ok, measured
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_09_size_traversal(dut):
+    """LLR-09: every size of the sweep (as the legal wire sizes around it), three times each
+    on random VCs: every frame once and in order, nothing dropped or replayed."""
+    tb = await start(dut)
+    sizes = [w for s in SWEEP for w in legal_sizes(s)] * 3
+    tb.rng.shuffle(sizes)
+    await tb.run_frames(sizes)
+    await tb.settle()
+    tb.check()
+    tx, rx = tb.tx("a"), tb.rx("b")
+    measured = (f"{len(sizes)} frames of {len(set(sizes))} sizes {min(sizes)}..{max(sizes)} "
+                f"B: RX_OK {rx['RX_OK'] - tx['CC_TX']}, RX_BAD {rx['RX_BAD']}, replayed "
+                f"{tx['TX_REPLAYED']}, malformed {tx['TX_MALFORMED']}")
+    ok = tx["TX_REPLAYED"] == 0 and rx["RX_BAD"] == 0 and tx["TX_MALFORMED"] == 0
+    scaleup.record("LLR-09", expected="no abnormal drop at any size", measured=measured,
+                   passed=ok)
+    assert ok, measured
+
+
+def _foreign(rng, size):
+    """An IPv4 frame of ``size`` bytes with its FCS: a frame that is not the link's."""
+    body = bytes.fromhex("02000000aa01020000000102") + b"\x08\x00" + rng.randbytes(size - 18)
+    return body + model.fcs_of(body)
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_10_llr_and_foreign(dut):
+    """LLR-10: frames that are not the link's on the wire between its own: (1) clean, (2) with
+    frames of both kinds corrupted. The link's frames are never lost and keep their latency;
+    the others are counted and dropped (the link has no path for them)."""
+    tb = await start(dut)
+    results = {}
+    for scenario, errors in (("1", 0.0), ("2", 0.02)):
+        tb.loss = {"data": errors}
+        tb.corrupt = 1.0
+        first = len(tb.arrivals["b"])
+        rx0, injected = tb.rx("b"), 0
+        task = cocotb.start_soon(tb.run_frames([76, 140, 1036] * 50))
+        while not task.done():
+            await ClockCycles(dut.clk, tb.rng.randrange(20, 200))
+            frame = _foreign(tb.rng, tb.rng.choice([64, 128, 1518]))
+            if tb.rng.random() < errors * 10:
+                frame = corrupt(frame)
+                tb.lost["a"]["foreign", "corrupt"] += 1
+            else:
+                tb.foreign["b"] += 1
+            tb.channel["a"].inject(frame)
+            injected += 1
+        await task
+        await tb.settle()
+        rx = {k: v - rx0[k] for k, v in tb.rx("b").items()}
+        results[scenario] = (injected, len(tb.arrivals["b"]) - first, rx)
+    tb.check()
+    for scenario, (injected, got, rx) in results.items():
+        measured = (f"{got} of 150 LLR frames delivered, in order; {injected} foreign frames "
+                    f"on the wire: RX_FOREIGN {rx['RX_FOREIGN']}, RX_BAD {rx['RX_BAD']} (LLR "
+                    f"frames too), none delivered")
+        scaleup.record(f"LLR-10 ({scenario})", expected="both kinds delivered (1); LLR "
+                       "not lost (2)", measured=measured, passed=got == 150)
+        assert got == 150
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def cbfc_01_02_credit_formula(dut):
+    """CBFC-01 and CBFC-02: the size sweep on every VC; each VC's S_CC, S_CF, R_CC and R_CF
+    against the formula, S_CU 0 at the end."""
+    tb = await start(dut)
+    sizes = [w for s in SWEEP for w in legal_sizes(s)] * 2
+    tb.rng.shuffle(sizes)
+    await tb.run_frames(sizes)
+    await tb.settle()
+    tb.check()
+    sender, receiver = [], []
+    for v in range(CONFIG.vcs):
+        want = tb.credit_sum(v)
+        s_cc, s_cf = tb.credits("a_s_cc", v), tb.credits("a_s_cf", v)
+        r_cc, r_cf = tb.credits("b_r_cc", v), tb.credits("b_r_cf", v)
+        sender.append((want, s_cc, s_cf))
+        receiver.append((want, r_cc, r_cf))
+    for case, rows in (("CBFC-01", sender), ("CBFC-02", receiver)):
+        measured = ", ".join(f"VC {v}: {want} = {cc}/{cf}" for v, (want, cc, cf)
+                             in enumerate(rows))
+        ok = all(want == cc == cf for want, cc, cf in rows)
+        scaleup.record(case, expected="consumed = freed = sum of ceil(L / 128)",
+                       measured=f"formula = consumed/freed: {measured}", passed=ok)
+        assert ok, measured
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def cbfc_03_credit_recovery(dut):
+    """CBFC-03: CC_UPDATEs off and LLR giving up at once (replay_max 0): 100 frames of a
+    corrupted on the wire until all are flushed; b's R_CC and R_CF do not move and a's credits
+    for them stay used. CC_UPDATEs on: S_CC = R_CC and S_CF = R_CF, S_CU 0."""
+    tb = await start(dut, settings={"cc_period": 0, "replay_max": 0})
+    await tb.run_frames([76] * 20, vcs=[1])
+    for _ in range(200):
+        await ClockCycles(dut.clk, 50)
+        if tb.credits("a_s_cf", 1) == tb.credit_sum(1):
+            break
+    before = (tb.credits("b_r_cc", 1), tb.credits("b_r_cf", 1))
+    tb.rule = lambda e, got, wire: corrupt(wire) if got.cls is model.Class.DATA else None
+    await tb.run_frames([76] * 100, vcs=[1])
+    for _ in range(2000):
+        if tb.tx("a")["TX_FLUSHED"] >= 100:
+            break
+        await ClockCycles(dut.clk, 50)
+    await ClockCycles(dut.clk, 2000)
+    during = (tb.credits("b_r_cc", 1), tb.credits("b_r_cf", 1))
+    lost = (tb.credits("a_s_cc", 1) - tb.credits("a_s_cf", 1)) % (COUNT_MASK + 1)
+    flushed = tb.tx("a")["TX_FLUSHED"]
+    tb.rule = None
+    tb.settings["cc_period"] = 400
+    tb.apply_settings()
+    await tb.settle()
+    tb.check(flushed=True)
+    s_cc, s_cf = tb.credits("a_s_cc", 1), tb.credits("a_s_cf", 1)
+    r_cc, r_cf = tb.credits("b_r_cc", 1), tb.credits("b_r_cf", 1)
+    measured = (f"{flushed} frames corrupted, none taken: R_CC/R_CF {before[0]}/{before[1]} "
+                f"before, {during[0]}/{during[1]} after, {lost} credits lost at a; with "
+                f"CC_UPDATEs: S_CC {s_cc} = R_CC {r_cc}, S_CF {s_cf} = R_CF {r_cf}, S_CU "
+                f"{s_cc - s_cf}")
+    ok = during == before and flushed == 100 and lost == 100 and s_cc == r_cc == s_cf == r_cf
+    scaleup.record("CBFC-03", expected="R unchanged while lost; then all equal, S_CU 0",
+                   measured=measured, passed=ok)
+    assert ok, measured
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def cbfc_04_backpressure(dut):
+    """CBFC-04: the size sweep at line rate from a while b's bridge side takes every clock,
+    every other clock, or never: the rate follows, none lost, the buffer never overflows."""
+    tb = await start(dut)
+    sizes = [w for s in SWEEP for w in legal_sizes(s)] * 5
+    tb.rng.shuffle(sizes)
+    task = cocotb.start_soon(tb.run_frames(sizes))
+    window = 20_000
+    rates = {}
+    for name, pattern in (("100 %", None), ("50 %", itertools.cycle([True, False])),
+                          ("0 %", itertools.repeat(True))):
+        tb.sink["b"].set_backpressure(pattern)
+        await ClockCycles(dut.clk, window // 2)           # settle into the new rate
+        first = len(tb.arrivals["b"])
+        await ClockCycles(dut.clk, window)
+        got = tb.arrivals["b"][first:]
+        # Bytes per clock between the first frame and the last in the window.
+        rates[name] = (sum(n for _, n in got[1:]) / (got[-1][0] - got[0][0])
+                       if len(got) > 1 else 0.0)
+    tb.sink["b"].set_backpressure(None)
+    await task
+    await tb.settle()
+    tb.check()
+    rx = tb.rx("b")
+    measured = (", ".join(f"drain {k}: {v:.2f} B/clock" for k, v in rates.items())
+                + f"; RX_OVERFLOW {rx['RX_OVERFLOW']}, none lost")
+    ok = rates["100 %"] > rates["50 %"] > rates["0 %"] == 0 and rx["RX_OVERFLOW"] == 0
+    scaleup.record("CBFC-04", expected="most at 100 %, between at 50 %, paused at 0 %, no loss",
+                   measured=measured, passed=ok)
+    assert ok, measured
+
+
+async def _vc_rates(tb, vcs, clocks):
+    """Frames offered on ``vcs`` round-robin over those whose queue has room (``vc_ready``)
+    for ``clocks`` clocks; bytes delivered per VC per clock."""
+    before = [sum(map(len, tb.got["b"][v])) for v in range(CONFIG.vcs)]
+    end = cycle() + clocks
+    turn = itertools.cycle(vcs)
+    while cycle() < end:
+        ready = int(tb.dut.a_vc_ready.value)
+        for _ in vcs:
+            v = next(turn)
+            if ready >> v & 1:
+                tb.offer("a", tb.bridge_frame("a", vc=v, words=words_of_wire(1036)))
+                break
+        while not tb.source["a"].empty():
+            await RisingEdge(tb.dut.clk)
+        await RisingEdge(tb.dut.clk)
+    return [(sum(map(len, tb.got["b"][v])) - before[v]) / clocks for v in range(CONFIG.vcs)]
+
+
+async def _held_vc(dut, vcs, held, settings):
+    """Rates per VC of ``vcs`` with all flowing, then with VC ``held`` given no credit (each
+    measured after 3000 clocks of the same traffic)."""
+    tb = await start(dut, settings=settings)
+    await _vc_rates(tb, vcs, 3000)
+    free = await _vc_rates(tb, vcs, 15_000)
+    limits = list(tb.settings["limits"])
+    tb.settings["limits"] = [0 if v == held else n for v, n in enumerate(limits)]
+    tb.apply_settings()
+    await _vc_rates(tb, vcs, 3000)
+    stalled = await _vc_rates(tb, vcs, 15_000)
+    tb.settings["limits"] = limits
+    tb.apply_settings()
+    await tb.settle()
+    tb.check()
+    others = [v for v in vcs if v != held]
+    measured = ("B/clock per VC free " + ", ".join(f"{free[v]:.2f}" for v in vcs)
+                + f"; VC {held} held: " + ", ".join(f"{stalled[v]:.2f}" for v in vcs))
+    return tb, free, stalled, others, measured
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def cbfc_08_per_vc_credit(dut):
+    """CBFC-08: four VCs flowing, then VC 2 without credit: the other three flow on (no less
+    than before), VC 2 stops, and its frames go once its credit is back."""
+    tb, free, stalled, others, measured = await _held_vc(dut, range(4), 2, None)
+    ok = (all(free[v] > 0 for v in range(4)) and all(stalled[v] >= 0.95 * free[v] for v in others)
+          and stalled[2] < 0.05 * free[2])
+    scaleup.record("CBFC-08", expected="a held VC does not slow the others", measured=measured,
+                   passed=ok)
+    assert ok, measured
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def cbfc_09_per_port_credit(dut):
+    """CBFC-09: two VCs under a port limit of 64 credits: both flow; VC 1 without credit:
+    VC 0 flows on."""
+    settings = {"port_limit": 64}
+    tb, free, stalled, others, measured = await _held_vc(dut, [0, 1], 1, settings)
+    ok = free[0] > 0 and free[1] > 0 and stalled[0] >= 0.95 * free[0] and stalled[1] < 0.05 * free[1]
+    scaleup.record("CBFC-09", expected="both flow; VC 0 flows with VC 1 held",
+                   measured=measured, passed=ok)
+    assert ok, measured
+
+
+def test_scaleup(tmp_path):
+    """Every case on the jumbo link; the records joined to the case table."""
+    out = tmp_path / "records.jsonl"
+    out.touch()
+    try:
+        harness.run(EthxLinkPair(CONFIG), CONFIG, toplevel="ethx_link_pair",
+                    test_module=__name__, extra_env={scaleup.ENV: str(out)})
+    finally:
+        records = [json.loads(line) for line in out.read_text().splitlines()]
+        print(scaleup.report(records, json.loads(CONFIG.to_json()),
+                             toolchain.BUILD / "bench" / "scaleup_tests.json"))
+    assert records and all(r["pass"] for r in records)
