@@ -34,8 +34,9 @@ COUNT_MASK = (1 << model.COUNT_BITS) - 1
 
 
 def kind_of(received):
-    """A wire frame's kind for loss rules: ``data``, ``cc`` or a control kind's name."""
-    if received.cls is model.Class.DATA:
+    """A wire frame's kind for loss rules: ``data`` (poisoned ones too), ``cc`` or a control
+    kind's name."""
+    if received.cls in (model.Class.DATA, model.Class.POISONED):
         return "data"
     if received.cls is model.Class.CC:
         return "cc"
@@ -63,6 +64,7 @@ class LinkPairEnv(EthxEnv):
         self.channel = {e: EthxChannel(dut, cfg, e, other(e), delay=delay, line_rate=line_rate,
                                        fate=functools.partial(self._fate, e)) for e in NODES}
         self.offered = {e: [[] for _ in range(cfg.vcs)] for e in NODES}
+        self.poisoned = {e: [[] for _ in range(cfg.vcs)] for e in NODES}   # sent poisoned
         self.got = {e: [[] for _ in range(cfg.vcs)] for e in NODES}
         self.down = False
         self.foreign = {e: 0 for e in NODES}      # good foreign frames injected towards e
@@ -72,7 +74,8 @@ class LinkPairEnv(EthxEnv):
     def _fate(self, end, wire):
         got = model.classify(wire, max_bytes=self.config.max_wire_bytes,
                              seq_bits=self.config.seq_bits)
-        assert got.cls in (model.Class.DATA, model.Class.CC, model.Class.CONTROL), (
+        assert got.cls in (model.Class.DATA, model.Class.POISONED, model.Class.CC,
+                           model.Class.CONTROL), (
             got, len(wire), wire[:24].hex())
         assert got.node == NODES[end], got
         kind = kind_of(got)
@@ -142,11 +145,14 @@ class LinkPairEnv(EthxEnv):
         head = bridge_model.header(NODES[other(end)], NODES[end], vc)
         return head + self.rng.randbytes(bridge_model.WORD * words)
 
-    def offer(self, end, frame):
+    def offer(self, end, frame, *, poisoned=False):
+        """Send ``frame`` from ``end``'s bridge side; ``poisoned``: with ``user`` on its last
+        beat, to be sent poisoned and never delivered."""
         vc = model.link_vc(frame, self.config.vcs)
-        self.offered[end][vc].append(frame)
-        for beat in bytes_to_beats(frame, self.config.eth_bytes):
-            self.source[end].send_nowait(user=0, **beat)
+        (self.poisoned if poisoned else self.offered)[end][vc].append(frame)
+        beats = bytes_to_beats(frame, self.config.eth_bytes)
+        for k, beat in enumerate(beats):
+            self.source[end].send_nowait(user=int(poisoned and k == len(beats) - 1), **beat)
 
     async def traffic(self, frames, vcs=None, gap=0.02):
         """``frames`` random frames from each end, now and then a pause."""
@@ -221,7 +227,9 @@ class LinkPairEnv(EthxEnv):
             assert rx["RX_BAD"] == corrupted
             assert rx["RX_FOREIGN"] == self.foreign[f] and rx["RX_OVERFLOW"] == 0
             assert tx["TX_OK"] + tx["TX_REPLAYED"] == sent["data"] + sent["cc"]
-            assert tx["TX_OK"] == rx["RX_OK"] == sum(len(q) for q in self.offered[e]) + tx["CC_TX"]
+            assert tx["TX_OK"] == rx["RX_OK"] + rx["RX_POISONED"]
+            assert rx["RX_OK"] == sum(len(q) for q in self.offered[e]) + tx["CC_TX"]
+            assert rx["RX_POISONED"] == tx["TX_POISONED"] == sum(map(len, self.poisoned[e]))
             assert rx["CC_RX"] == tx["CC_TX"]
             assert tx["INIT_TX"] == sent["init"]
             assert tx["TX_FLUSHED"] == 0 and tx["CREDIT_ERROR"] == 0
@@ -250,7 +258,7 @@ class LinkPairEnv(EthxEnv):
             assert s_cc == getattr(self.dut, f"{e}_s_cf").value.to_unsigned() == r_cf
             for v in range(cfg.vcs):        # each frame took its credits once
                 used = sum(model.pkt_credits(len(f), cfg.credit_size, cfg.pkt_overhead)
-                           for f in self.offered[e][v])
+                           for f in self.offered[e][v] + self.poisoned[e][v])
                 assert s_cc >> (model.COUNT_BITS * v) & COUNT_MASK == used % (COUNT_MASK + 1)
 
 

@@ -50,7 +50,8 @@ CASES = [
          "a's 500th data frame corrupted (1: RX_BAD) or dropped (2: RX_MISSING) once"),
     Case("LLR-05", "Poison CRC handling",
          "a poisoned frame among 100: counted, not NACKed, not replayed",
-         "the link has no poisoned-FCS frame yet", fixed="not built"),
+         "a's 50th frame poisoned at its bridge side (user on its last beat): sent with its "
+         "FCS inverted (the poison is ours, link README §1); RX_POISONED, NACK_TX, replays"),
     Case("LLR-06", "OUTSTANDING_FRAMES_MAX limit",
          "OUTSTANDING_FRAMES_MAX=4, ACKs dropped: only 4 frames replayed before FLUSH",
          "max_outstanding 4, replay_max 3, b's ACKs and NACKs dropped, 100 frames offered"),
@@ -128,9 +129,9 @@ def record(case, *, expected, measured, passed, frame_size="", notes=""):
                               "notes": notes}) + "\n")
 
 
-def report(records, config, out):
-    """Write ``out`` (JSON: the configuration, each case of :data:`CASES` with its records)
-    and ``out`` with ``.md`` (a table); returns the table."""
+def report(records, run, out):
+    """Write ``out`` (JSON: ``run``, the configuration and seed, and each case of
+    :data:`CASES` with its records) and ``out`` with ``.md`` (a table); returns the table."""
     cases = []
     for case in CASES:
         mine = [r for r in records if r["case"].split()[0] == case.id]
@@ -138,7 +139,7 @@ def report(records, config, out):
                    else "pass" if mine else "not run")
         cases.append({**dataclasses.asdict(case), "result": verdict, "records": mine})
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"config": config, "cases": cases}, indent=2))
+    out.write_text(json.dumps({"run": run, "cases": cases}, indent=2))
     rows = ["| case | goal | result | measured |", "|---|---|---|---|"]
     for c in cases:
         measured = "; ".join(f"{r['case'][len(c['id']):].strip() + ': ' if r['case'] != c['id'] else ''}"

@@ -42,10 +42,10 @@ from scaleup_ip.model.ethx.link import (
 )
 
 RX_NAMES = ("RX_OK RX_DUPLICATE RX_MISSING RX_BAD RX_DISCARD RX_OVERFLOW RX_FOREIGN ACK_TX "
-            "NACK_TX INIT_RX INIT_ECHO_TX CF_TX CC_RX").split()          # [link README §5]
+            "NACK_TX INIT_RX INIT_ECHO_TX CF_TX CC_RX RX_POISONED").split()   # [link README §5]
 TX_NAMES = ("TX_OK TX_REPLAYED TX_REPLAY_NACK TX_REPLAY_TIMER TX_FLUSHED ACK_RX NACK_RX "
             "INIT_ECHO_RX ACK_NACK_SEQ_ERROR INIT_TX CC_TX CF_RX CREDIT_ERROR "
-            "PEAK_REPLAY TX_MALFORMED").split()                                      # [link README §5]
+            "PEAK_REPLAY TX_MALFORMED TX_POISONED").split()                      # [link README §5]
 
 
 def with_fcs(body):
@@ -170,6 +170,42 @@ def test_classify_data():
     assert classify(to_wire(bytes(odd), 0), max_bytes=MAX).vc == 7
     foreign_sa = frame[:6] + bytes.fromhex("00aabbccddee") + frame[12:]
     assert classify(to_wire(foreign_sa, 0), max_bytes=MAX).node is None
+
+
+def test_classify_poisoned():
+    """A data frame with its FCS inverted is POISONED (its fields read as a DATA frame's); a
+    control frame with an inverted FCS, or a poisoned frame with one more bit wrong, is BAD
+    [link README §1]."""
+    frame = bridge(2, 9, words=7)
+    wire = to_wire(frame, 33, poisoned=True)
+    assert wire[:-4] == to_wire(frame, 33)[:-4]
+    assert wire[-4:] == bytes(b ^ 0xFF for b in zlib.crc32(wire[:-4]).to_bytes(4, "little"))
+    got = classify(wire, max_bytes=MAX)
+    assert got.cls is Class.POISONED and (got.seq, got.vc, got.frame) == (33, 2, frame)
+    ack = encode_control(Ctl.ACK, 3, seq=5)
+    assert classify(ack[:-4] + link.poison(ack[-4:]), max_bytes=MAX).why is Why.FCS
+    worse = bytearray(wire)
+    worse[20] ^= 1
+    assert classify(bytes(worse), max_bytes=MAX).why is Why.FCS
+    assert classify(wire, max_bytes=MAX, user=True).why is Why.USER
+
+
+def test_llr_rx_poisoned():
+    """A poisoned frame with the expected number is taken without a NACK (RX_POISONED, not
+    RX_OK); one ahead is a gap (NACK), one behind a duplicate [link README §3.1]."""
+    rx = LlrRx(ack_bytes=10_000, ack_delay=1000)
+    rx.init(0, 0)
+    rx.take(0)
+    assert rx.eligible(0, 64, 1, room=False, poisoned=True)
+    assert rx.expected == 1 and rx.state is RxState.SEND_ACKS and not rx.pending()
+    assert not rx.eligible(0, 64, 2, poisoned=True)             # a duplicate: an ACK
+    assert rx.pending() == [(Ctl.ACK, 0)]
+    rx.take(2)
+    assert not rx.eligible(3, 64, 3, poisoned=True)             # ahead: a gap, NACKed
+    assert rx.pending() == [(Ctl.NACK, 0)] and rx.state is RxState.NACK_SENT
+    c = rx.counters
+    assert (c["RX_POISONED"], c["RX_OK"], c["RX_DUPLICATE"], c["RX_MISSING"], c["RX_BAD"]) == (
+        1, 0, 1, 1, 0)
 
 
 def test_classify_control():

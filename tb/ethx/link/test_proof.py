@@ -153,6 +153,7 @@ from scaleup_ip.ethx.link import (
     LinkConfig,
     MIN_FRAME_BYTES,
     RxState,
+    head_layout,
     verdict_layout,
 )
 from scaleup_ip.ethx.link.rx import CreditRx, LlrRx
@@ -412,7 +413,7 @@ class _Credits(Elaboratable):
         vcs, nbytes = cfg.vcs, range(cfg.max_frame_bytes + 1)
         counts = data.ArrayLayout(COUNT_BITS, vcs)
         small = data.ArrayLayout(4, vcs)
-        heads = data.ArrayLayout(data.StructLayout({"valid": 1, "bytes": nbytes}), vcs)
+        heads = data.ArrayLayout(head_layout(cfg), vcs)
         free = {"heads": heads, "limits": counts, "port_limit": COUNT_BITS,
                 "rx": 2, "vc": range(vcs), "nbytes": nbytes,           # what CreditRx judges
                 "judge": 1, "accept": 1, "cls": Class, "junk": counts,
@@ -444,22 +445,26 @@ class _Credits(Elaboratable):
         def frame(nbytes):
             return (nbytes >= MIN_FRAME_BYTES) & (nbytes <= cfg.max_frame_bytes)
 
-        # The link: what CreditRx judges.
+        # The link: what CreditRx judges (a poisoned frame: a frame sent, taken and freed).
         data_in = f.rx == 1
         cc_in = (f.rx == 2) & cc_live
+        poison_in = f.rx == 3
         c_in = _credits(cfg, f.nbytes)
         m.d.comb += [rx.vc.eq(f.vc), rx.nbytes.eq(f.nbytes),
-                     Assume(~data_in | frame(f.nbytes), "a frame's length")]
+                     Assume(~(data_in | poison_in) | frame(f.nbytes), "a frame's length")]
         for v in vcs:
-            m.d.comb += Assume(~data_in | (f.vc != v) | (c_in <= live[v]), "a frame sent")
-        with m.If(data_in | cc_in):
+            m.d.comb += Assume(~(data_in | poison_in) | (f.vc != v) | (c_in <= live[v]),
+                               "a frame sent")
+        with m.If(data_in | cc_in | poison_in):
             m.d.comb += [rx.judge.eq(1), rx.accept.eq(1),
-                         rx.cls.eq(Mux(data_in, Class.DATA, Class.CC))]
+                         rx.cls.eq(Mux(data_in, Class.DATA,
+                                       Mux(poison_in, Class.POISONED, Class.CC)))]
         with m.Else():
             m.d.comb += [rx.judge.eq(f.judge), rx.accept.eq(f.accept), rx.cls.eq(f.cls),
                          Assume(~(f.judge & f.accept)
-                                | ~f.cls.as_value().matches(Class.DATA, Class.CC),
-                                "no other DATA or CC accepted")]
+                                | ~f.cls.as_value().matches(Class.DATA, Class.CC,
+                                                            Class.POISONED),
+                                "no other DATA, CC or POISONED accepted")]
         for v in vcs:
             # S_CC at the CC_UPDATE's start: S_CC - live, which is R_CC + lost.
             stale = 0
@@ -487,14 +492,16 @@ class _Credits(Elaboratable):
         for v in vcs:
             sent = Mux(tx.start & ~tx.cc & (tx.pick == v), _credits(cfg, tx.heads[v].bytes), 0)
             got = Mux(data_in & (f.vc == v), c_in, 0)
+            poisoned = Mux(poison_in & (f.vc == v), c_in, 0)
             out = Mux(f.free & (f.free_vc == v), c_out, 0)
             gone = Mux(f.flush, f.lose[v], 0)
-            m.d.comb += Assume(~f.flush | (f.lose[v] + got <= live[v]), "a FLUSH drops frames sent")
+            m.d.comb += Assume(~f.flush | (f.lose[v] + got + poisoned <= live[v]),
+                               "a FLUSH drops frames sent")
             m.d.sync += [
-                live[v].eq(live[v] - got - gone + sent),
+                live[v].eq(live[v] - got - poisoned - gone + sent),
                 lost[v].eq(Mux(cc_in, 0, lost[v]) + gone),
                 buf[v].eq(buf[v] + got - out),
-                fr[v].eq(Mux(f.cf, f.lag[v], fr[v]) + Mux(cc_in, lost[v], 0) + out),
+                fr[v].eq(Mux(f.cf, f.lag[v], fr[v]) + Mux(cc_in, lost[v], 0) + out + poisoned),
             ]
         with m.If(tx.start & tx.cc):
             m.d.sync += cc_live.eq(1)

@@ -112,20 +112,31 @@ class TB(EthxEnv):
         while self.outstanding + nbytes > self.config.rx_bytes - 64:
             await RisingEdge(self.dut.clk)
 
-    async def data(self, seq, frame=None, *, corrupt=False, user=0):
+    async def data(self, seq, frame=None, *, corrupt=False, user=0, poisoned=False):
         frame = frame or self.bridge_frame()
         await self.wait_credit(len(frame))
-        wire = bytearray(model.to_wire(frame, seq & self.mask, seq_bits=self.config.seq_bits))
+        wire = bytearray(model.to_wire(frame, seq & self.mask, seq_bits=self.config.seq_bits,
+                                       poisoned=poisoned))
         if corrupt:
             wire[self.rng.randrange(len(wire))] ^= 1 << self.rng.randrange(8)
         self.put(bytes(wire), user)
         if corrupt or user:
             self.llr.bad(0)
             return
+        if poisoned:
+            self.poisoned(seq & self.mask, frame)
+            return
         if self.llr.eligible(seq & self.mask, len(frame), 0):
             self.expected.append(frame)
             self.outstanding += len(frame)
             self.credit.accept(model.link_vc(frame, self.config.vcs), len(frame))
+
+    def poisoned(self, seq, frame):
+        """A poisoned frame to the models: if taken, its credits come and go at once."""
+        if self.llr.eligible(seq, len(frame), 0, poisoned=True):
+            vc = model.link_vc(frame, self.config.vcs)
+            self.credit.accept(vc, len(frame))
+            self.credit.free(vc, len(frame))
 
     def control(self, kind, seq=0, counts=()):
         self.put(model.encode_control(kind, 7, seq=seq & self.mask, counts=counts,
@@ -165,7 +176,7 @@ class TB(EthxEnv):
                            len(self.got), len(self.taken))
         assert rtl["CC_RX"] == self.cc_accepted
         for name in ("RX_OK", "RX_DUPLICATE", "RX_MISSING", "RX_BAD", "RX_DISCARD",
-                     "RX_OVERFLOW", "RX_FOREIGN", "INIT_RX"):
+                     "RX_OVERFLOW", "RX_FOREIGN", "INIT_RX", "RX_POISONED"):
             assert rtl[name] == self.llr.counters[name], (name, rtl[name], self.llr.counters[name])
         taken = [k for k, _ in self.taken]
         assert rtl["ACK_TX"] == taken.count("ack") and rtl["NACK_TX"] == taken.count("nack")
@@ -209,8 +220,11 @@ async def link_rx_random(dut):
             await tb.data(seq - 1 - tb.rng.randrange(5))   # a duplicate
         elif r < 0.85:                              # the peer goes back to what was accepted
             seq = tb.llr.expected
-        elif r < 0.88:
+        elif r < 0.875:
             await tb.data(seq, user=1)
+            seq += 1
+        elif r < 0.9:                               # poisoned: taken without a NACK
+            await tb.data(seq - tb.rng.choice([0, 0, 0, 1, -1]), poisoned=True)
             seq += 1
         elif r < 0.92:
             kind = tb.rng.choice([Ctl.ACK, Ctl.NACK, Ctl.INIT_ECHO, Ctl.CF_UPDATE])
@@ -329,6 +343,8 @@ def _expect(tb, got):
             tb.expected.append(got.frame)
             tb.outstanding += len(got.frame)
             tb.credit.accept(model.link_vc(got.frame, tb.config.vcs), len(got.frame))
+    elif got.cls == model.Class.POISONED:
+        tb.poisoned(got.seq, got.frame)
     elif got.cls == model.Class.CC:
         if tb.llr.eligible(got.seq, 0, 0):
             tb.credit.cc_update(list(got.counts[:tb.config.vcs]))

@@ -13,7 +13,7 @@ import json
 import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
-from scaleup_ip.ethx.link import LinkConfig, TxState
+from scaleup_ip.ethx.link import LinkConfig, TxState, default_settings
 from scaleup_ip.model.ethx import link as model
 from scaleup_ip.model.ethx.bridge import WIRE_EXTRA
 from sim import harness, toolchain
@@ -172,6 +172,29 @@ async def llr_02_retry_nack(dut):
     assert ok, measured
 
 
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def llr_05_poisoned_crc(dut):
+    """LLR-05: the 50th of 100 frames poisoned at a's bridge side (``user`` on its last beat):
+    sent with its FCS inverted, taken by b as received (RX_POISONED), not NACKed, not replayed,
+    not delivered; the other 99 arrive in order."""
+    tb = await start(dut)
+    for k in range(100):
+        tb.offer("a", tb.bridge_frame("a", words=words_of_wire(tb.rng.choice([76, 140, 1036]))),
+                 poisoned=k == 49)
+    await tb.settle()
+    tb.check()
+    tx, rx = tb.tx("a"), tb.rx("b")
+    delivered = sum(map(len, tb.got["b"]))
+    measured = (f"TX_POISONED {tx['TX_POISONED']}, RX_POISONED {rx['RX_POISONED']}, NACK_TX "
+                f"{rx['NACK_TX']}, RX_BAD {rx['RX_BAD']}, replayed {tx['TX_REPLAYED']}; "
+                f"{delivered} of 99 good frames delivered, in order")
+    ok = (tx["TX_POISONED"] == rx["RX_POISONED"] == 1 and rx["NACK_TX"] == 0
+          and rx["RX_BAD"] == 0 and tx["TX_REPLAYED"] == 0 and delivered == 99)
+    scaleup.record("LLR-05", expected="RX_POISONED = 1, no NACK, no replay", measured=measured,
+                   passed=ok)
+    assert ok, measured
+
+
 async def _replay_to_flush(dut, rule_of, *, settings=None, frames=100):
     """A's frames with b's ACKs taken away by ``rule_of(tb)``: the replays a makes before its
     FLUSH, and the frames that FLUSH drops. Then the ACKs come back and the link recovers."""
@@ -280,7 +303,7 @@ async def _capacity(dut, cases):
     delay = ROUND_TRIP_500M // 2
     tb = await start(dut, delay=delay, settings={"init_period": 4 * delay}, line_rate=True)
     results = []
-    for size, count in ((legal_sizes(CONFIG.max_wire_bytes)[0], 40), (76, 1500)):
+    for size, count in ((legal_sizes(CONFIG.max_wire_bytes)[0], 30), (76, 1000)):
         start_at = len(tb.arrivals["b"])
         peak = 0
         task = cocotb.start_soon(tb.run_frames([size] * count, vcs=[0]))
@@ -320,7 +343,7 @@ async def llr_08_flush_recovery(dut):
     """LLR-08: the wire down past down_max in traffic: FLUSH, then INIT once up, and the
     frames after it arrive."""
     tb = await start(dut, settings={"down_max": 300, "cc_period": 400})
-    task = cocotb.start_soon(tb.run_frames(sizes_mixed(tb.rng, 60)))
+    task = cocotb.start_soon(tb.run_frames([76, 140, 1036] * 20))
     await ClockCycles(dut.clk, 1500)
     tb.down = True
     tb.set_up(0)
@@ -331,7 +354,7 @@ async def llr_08_flush_recovery(dut):
     tb.down = False
     await task
     before = sum(map(len, tb.got["b"]))
-    await tb.run_frames(sizes_mixed(tb.rng, 100))
+    await tb.run_frames([76, 140, 1036] * 34)
     await tb.settle()
     tb.check(flushed=True)
     tx = tb.tx("a")
@@ -396,6 +419,10 @@ async def llr_10_llr_and_foreign(dut):
         await tb.settle()
         rx = {k: v - rx0[k] for k, v in tb.rx("b").items()}
         results[scenario] = (injected, len(tb.arrivals["b"]) - first, rx)
+        # settle stopped the periodic CF/CC_UPDATEs: back on for the next scenario (without
+        # them the last credits freed stay unreported: SEED=920960173).
+        tb.settings.update({k: default_settings(CONFIG)[k] for k in ("cf_period", "cc_period")})
+        tb.apply_settings()
     tb.check()
     for scenario, (injected, got, rx) in results.items():
         measured = (f"{got} of 150 LLR frames delivered, in order; {injected} foreign frames "
@@ -479,7 +506,7 @@ async def cbfc_04_backpressure(dut):
     sizes = [w for s in SWEEP for w in legal_sizes(s)] * 5
     tb.rng.shuffle(sizes)
     task = cocotb.start_soon(tb.run_frames(sizes))
-    window = 20_000
+    window = 12_000
     rates = {}
     for name, pattern in (("100 %", None), ("50 %", itertools.cycle([True, False])),
                           ("0 %", itertools.repeat(True))):
@@ -572,11 +599,12 @@ def test_scaleup(tmp_path):
     """Every case on the jumbo link; the records joined to the case table."""
     out = tmp_path / "records.jsonl"
     out.touch()
+    seed = harness.seed()
     try:
         harness.run(EthxLinkPair(CONFIG), CONFIG, toplevel="ethx_link_pair",
-                    test_module=__name__, extra_env={scaleup.ENV: str(out)})
+                    test_module=__name__, extra_env={scaleup.ENV: str(out)}, seed_value=seed)
     finally:
         records = [json.loads(line) for line in out.read_text().splitlines()]
-        print(scaleup.report(records, json.loads(CONFIG.to_json()),
+        print(scaleup.report(records, {"link": json.loads(CONFIG.to_json()), "seed": seed},
                              toolchain.BUILD / "bench" / "scaleup_tests.json"))
     assert records and all(r["pass"] for r in records)

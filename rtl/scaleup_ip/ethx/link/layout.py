@@ -14,13 +14,14 @@ from .config import LinkConfig
 
 __all__ = [
     "CAPTURE_FROM", "COUNT_BITS", "CONTROL_DA", "Class", "Ctl", "LINK_ETHERTYPE", "LinkRxCount",
-    "LinkTxCount", "RxState", "TxState", "capture_layout", "control_header", "control_layout",
+    "LinkTxCount", "POISON", "RxState", "TxState", "capture_layout", "control_header", "control_layout",
     "ctl_in_layout", "ctl_requests_layout", "default_settings", "eth_beat_layout", "eth_stream",
     "frame_layout", "freed_layout", "head_layout", "link_vc", "link_word_layout", "rx_beat_layout", "rx_counts",
     "settings_layout", "tx_counts", "vc_shape", "verdict_layout",
 ]
 
 LINK_ETHERTYPE = model.LINK_ETHERTYPE
+POISON = model.POISON
 CONTROL_DA = model.CONTROL_DA
 COUNT_BITS = model.COUNT_BITS
 MAX_VCS = model.MAX_VCS
@@ -105,6 +106,7 @@ class Class(enum.Enum, shape=3):
     DATA = 2        # a bridge frame: eligible
     CC = 3          # CC_UPDATE: eligible
     CONTROL = 4     # ACK, NACK, INIT, INIT_ECHO, CF_UPDATE
+    POISONED = 5    # a data frame with its FCS inverted: eligible, never delivered
 
 
 def link_vc(byte14, vcs):
@@ -130,8 +132,10 @@ def frame_layout(config):
 
 
 def head_layout(config):
-    """The head of a VC's transmit queue: a whole frame of ``bytes`` bytes waits."""
-    return data.StructLayout({"valid": 1, "bytes": range(config.max_frame_bytes + 1)})
+    """The head of a VC's transmit queue: a whole frame of ``bytes`` bytes waits, to be sent
+    poisoned if ``poison`` (README §1)."""
+    return data.StructLayout({"valid": 1, "bytes": range(config.max_frame_bytes + 1),
+                              "poison": 1})
 
 
 def freed_layout(config):

@@ -30,6 +30,7 @@ from collections import deque
 from enum import Enum, IntEnum
 from typing import NamedTuple
 
+from ..crc.crc32 import RESIDUE, advance
 from .bridge import ETHERTYPE, HEADER_BYTES, WORD, fcs_of, mac, node_of, vc_of
 
 __all__ = [
@@ -103,9 +104,22 @@ def max_wire_bytes(mtu=1500):
     return wire_bytes_of(HEADER_BYTES + (mtu - 2) // WORD * WORD)
 
 
-def to_wire(bridge_frame, seq, seq_bits=SEQ_BITS):
+#: A poisoned frame's FCS is the correct one XOR this: every bit inverted [link README §1] [ours].
+POISON = 0xFFFF_FFFF
+#: The CRC register after a frame followed by its poisoned FCS (the good-frame residue, and the
+#: poison shifted through: the CRC is linear).
+POISON_RESIDUE = RESIDUE ^ advance(0, POISON, 32)
+
+
+def poison(fcs):
+    """The poisoned form of an FCS (4 bytes) [link README §1] [ours]."""
+    return (int.from_bytes(fcs, "little") ^ POISON).to_bytes(FCS_BYTES, "little")
+
+
+def to_wire(bridge_frame, seq, seq_bits=SEQ_BITS, *, poisoned=False):
     """The wire frame of a bridge frame (built with ``fcs=False``): the link word carrying
-    ``seq`` inserted after byte 16, the FCS appended [link README §1].
+    ``seq`` inserted after byte 16, the FCS appended, inverted if ``poisoned``
+    [link README §1].
 
     Raises
     ------
@@ -118,7 +132,7 @@ def to_wire(bridge_frame, seq, seq_bits=SEQ_BITS):
         raise ValueError(f"a bridge frame is 16 + 8n bytes, not {len(bridge_frame)}")
     word = _field(seq, _check_seq_bits(seq_bits), "seq").to_bytes(LINK_WORD_BYTES, "little")
     wire = bridge_frame[:LINK_WORD_AT] + word + bridge_frame[LINK_WORD_AT:]
-    return wire + fcs_of(wire)
+    return wire + (poison(fcs_of(wire)) if poisoned else fcs_of(wire))
 
 
 def encode_control(kind, node, *, seq=0, counts=(), seq_bits=SEQ_BITS):
@@ -158,6 +172,7 @@ class Class(Enum):
     BAD = "bad"             # NACKed (in SEND_ACKS), counted RX_BAD
     FOREIGN = "foreign"     # good FCS, not ours: dropped, counted, never NACKed
     DATA = "data"           # LLR-eligible data frame
+    POISONED = "poisoned"   # a data frame with its FCS inverted: eligible, never delivered
     CONTROL = "control"     # ineligible control frame: ACK, NACK, INIT, INIT_ECHO, CF_UPDATE
     CC = "cc"               # LLR-eligible CC_UPDATE
 
@@ -198,8 +213,9 @@ def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS):
     """Apply the receive checks of [link README §1] to a wire frame (FCS included).
 
     In order: ``user``, shorter than 64 bytes, longer than ``max_bytes``, the length rule of its
-    EtherType (0x88B5: 4 mod 8; 0x88B6: 68; other EtherTypes: none [ours]), the FCS: BAD. Then an
-    EtherType other than 0x88B5/0x88B6 or an unknown kind: FOREIGN. Reserved fields (byte 15, the
+    EtherType (0x88B5: 4 mod 8; 0x88B6: 68; other EtherTypes: none [ours]), the FCS: BAD, but a
+    0x88B5 frame with its FCS inverted is POISONED. Then an EtherType other than 0x88B5/0x88B6
+    or an unknown kind: FOREIGN. Reserved fields (byte 15, the
     zero areas, link word bits 63:20, count bits 31:20, the DA) are not checked [ours]; a
     sequence number is read as the low ``seq_bits`` bits of its 20-bit field [ours].
     """
@@ -214,7 +230,9 @@ def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS):
     if (ethertype == ETHERTYPE and len(wire) % 8 != 4) or (
             ethertype == LINK_ETHERTYPE and len(wire) != CONTROL_BYTES + FCS_BYTES):
         return Received(Class.BAD, why=Why.LENGTH)
-    if fcs_of(wire[:-FCS_BYTES]) != wire[-FCS_BYTES:]:
+    fcs = fcs_of(wire[:-FCS_BYTES])
+    poisoned = ethertype == ETHERTYPE and poison(fcs) == wire[-FCS_BYTES:]
+    if fcs != wire[-FCS_BYTES:] and not poisoned:
         return Received(Class.BAD, why=Why.FCS)
     node = node_of(wire[6:12])
     if ethertype not in (ETHERTYPE, LINK_ETHERTYPE):
@@ -223,7 +241,8 @@ def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS):
     seq = int.from_bytes(wire[LINK_WORD_AT:LINK_WORD_AT + LINK_WORD_BYTES], "little") & mask
     if ethertype == ETHERTYPE:
         frame = wire[:LINK_WORD_AT] + wire[LINK_WORD_AT + LINK_WORD_BYTES:-FCS_BYTES]
-        return Received(Class.DATA, seq=seq, frame=frame, vc=vc_of(wire), node=node)
+        return Received(Class.POISONED if poisoned else Class.DATA, seq=seq, frame=frame,
+                        vc=vc_of(wire), node=node)
     try:
         kind = Ctl(wire[14])
     except ValueError:
@@ -272,11 +291,12 @@ class RxState(Enum):
 
 #: LinkRxCount names [link README §5]
 RX_COUNTERS = ("RX_OK", "RX_DUPLICATE", "RX_MISSING", "RX_BAD", "RX_DISCARD", "RX_OVERFLOW",
-               "RX_FOREIGN", "ACK_TX", "NACK_TX", "INIT_RX", "INIT_ECHO_TX", "CF_TX", "CC_RX")
+               "RX_FOREIGN", "ACK_TX", "NACK_TX", "INIT_RX", "INIT_ECHO_TX", "CF_TX", "CC_RX",
+               "RX_POISONED")
 #: LinkTxCount names [link README §5]
 TX_COUNTERS = ("TX_OK", "TX_REPLAYED", "TX_REPLAY_NACK", "TX_REPLAY_TIMER", "TX_FLUSHED",
                "ACK_RX", "NACK_RX", "INIT_ECHO_RX", "ACK_NACK_SEQ_ERROR", "INIT_TX", "CC_TX",
-               "CF_RX", "CREDIT_ERROR", "PEAK_REPLAY", "TX_MALFORMED")
+               "CF_RX", "CREDIT_ERROR", "PEAK_REPLAY", "TX_MALFORMED", "TX_POISONED")
 
 
 class LlrRx:
@@ -346,11 +366,14 @@ class LlrRx:
         self.state = RxState.SEND_ACKS
         self._restart()
 
-    def eligible(self, seq, nbytes, now, room=True):
+    def eligible(self, seq, nbytes, now, room=True, poisoned=False):
         """A good LLR-eligible frame with sequence ``seq`` and ``nbytes`` bytes arrived.
 
         ``room`` False: the receive buffer cannot take it (only looked at for an expected frame).
-        Returns whether the frame is accepted (to be stored, or applied if a CC_UPDATE).
+        ``poisoned``: a poisoned data frame, taken (expected) without room and counted
+        RX_POISONED, not RX_OK [link README §1].
+        Returns whether the frame is accepted (to be stored, or applied if a CC_UPDATE; a
+        poisoned one is dropped and its credits freed).
         """
         c = self.counters
         if self.state is RxState.OFF:
@@ -358,11 +381,11 @@ class LlrRx:
             return False
         kind = seq_class(seq, self.expected, self.seq_bits)
         if kind is SeqClass.EXPECTED:
-            if not room:
+            if not room and not poisoned:
                 c["RX_OVERFLOW"] += 1
                 self.bad(now)
                 return False
-            c["RX_OK"] += 1
+            c["RX_POISONED" if poisoned else "RX_OK"] += 1
             self.expected = (self.expected + 1) % self.modulus
             self.state = RxState.SEND_ACKS
             if self._since is None:
@@ -1033,6 +1056,10 @@ class ModelLink:
                 self.buffer.append((r.vc, r.frame))
                 self.buffer_bytes += length
                 self.receiver.accept(r.vc, length)
+        elif r.cls is Class.POISONED:
+            if self.rx.eligible(r.seq, len(wire), now, poisoned=True):
+                self.receiver.accept(r.vc, len(r.frame))
+                self.receiver.free(r.vc, len(r.frame))
         elif r.cls is Class.CC:
             if self.rx.eligible(r.seq, len(wire), now):
                 self.receiver.cc_update(r.counts[:self.vcs])

@@ -9,7 +9,9 @@ from amaranth.lib.wiring import In, Out
 from ....config import ConfiguredComponent
 from ....crc import Crc32, CrcConfig
 from ....model.ethx.bridge import ETHERTYPE, HEADER_BYTES
+from ....model.crc.crc32 import FINAL_XOR
 from ....model.ethx.bridge import WORD
+from ....model.ethx.link import POISON_RESIDUE
 from ..config import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES, MIN_BYTES, LinkConfig
 from ..layout import (
     CAPTURE_FROM,
@@ -120,23 +122,28 @@ class RxCheck(ConfiguredComponent):
                      beats.r_en.eq(o.valid & o.ready)]
         done = o.valid & o.ready & out.last
         m.d.comb += [infos.r_en.eq(done), crc.o.ready.eq(done)]
-        self._judge(m, head, crc.o.payload.ok & ~crc.o.payload.malformed, o.p.verdict)
+        poisoned = (crc.o.payload.crc == (POISON_RESIDUE ^ FINAL_XOR)) & ~crc.o.payload.malformed
+        self._judge(m, head, crc.o.payload.ok & ~crc.o.payload.malformed, poisoned, o.p.verdict)
         return m
 
-    def _judge(self, m, info, fcs_ok, verdict):
-        """A frame's class and fields from its length, MAC flag, FCS and captured bytes."""
+    def _judge(self, m, info, fcs_ok, poisoned, verdict):
+        """A frame's class and fields from its length, MAC flag, FCS (good, or ``poisoned``: the
+        inverse of the good one) and captured bytes."""
         cfg, cap = self.config, info.capture
         kind = Signal(Ctl)
         m.d.comb += kind.eq(cap.b14)
         etype = Cat(cap.type_lo, cap.type_hi)
         ours, link = etype == ETHERTYPE, etype == LINK_ETHERTYPE
         length = info.length
-        bad = (info.user | (length < MIN_BYTES) | (length > cfg.max_wire_bytes) | ~fcs_ok
-               | (ours & ((length & (WORD - 1)) != FCS_BYTES))
+        poison = ours & poisoned
+        bad = (info.user | (length < MIN_BYTES) | (length > cfg.max_wire_bytes)
+               | ~(fcs_ok | poison) | (ours & ((length & (WORD - 1)) != FCS_BYTES))
                | (link & (length != CONTROL_BYTES + FCS_BYTES)))
         control = link & kind.as_value().matches(*_CONTROL_KINDS)
         with m.If(bad):
             m.d.comb += verdict.cls.eq(Class.BAD)
+        with m.Elif(poison):
+            m.d.comb += verdict.cls.eq(Class.POISONED)
         with m.Elif(ours):
             m.d.comb += verdict.cls.eq(Class.DATA)
         with m.Elif(link & (kind == Ctl.CC_UPDATE)):

@@ -24,6 +24,7 @@ class CreditRx(ConfiguredComponent):
 
     An accepted DATA frame (``judge``, ``accept``, class DATA) adds its credits to its VC's
     ``R_CC``; a frame leaving for the bridge (``freed``) adds them to ``R_CF``; an accepted
+    POISONED frame adds them to both at once, and its bytes count as freed; an accepted
     CC_UPDATE sets every VC's ``R_CC`` to the sender's ``S_CC`` and adds the difference to
     ``R_CF``. A CF_UPDATE is asked for (``want``) once the bytes freed since the last one
     reach ``cf_bytes``, or ``cf_period`` clocks after the last one, and taken by the control
@@ -59,20 +60,23 @@ class CreditRx(ConfiguredComponent):
         m = Module()
         take = self.judge & self.accept
         data_in = take & (self.cls == Class.DATA)
+        poisoned = take & (self.cls == Class.POISONED)      # freed as it is taken
         cc = take & (self.cls == Class.CC)
         got = credits_of(cfg, self.nbytes)
         gone = credits_of(cfg, self.freed.frame.bytes)
         for v in range(cfg.vcs):
             r_cc, r_cf = self.r_cc[v], self.r_cf[v]
-            add_cc = Mux(data_in & (self.vc == v), got, 0)
-            add_cf = Mux(self.freed.valid & (self.freed.frame.vc == v), gone, 0)
+            add_cc = Mux((data_in | poisoned) & (self.vc == v), got, 0)
+            add_cf = (Mux(self.freed.valid & (self.freed.frame.vc == v), gone, 0)
+                      + Mux(poisoned & (self.vc == v), got, 0))
             leak = Mux(cc, self.counts[v] - r_cc, 0)
             m.d.sync += [r_cc.eq(Mux(cc, self.counts[v], r_cc + add_cc)),
                          r_cf.eq(r_cf + add_cf + leak)]
 
         freed_bytes = Signal(17)          # since the last CF_UPDATE, saturating
         clock = Signal(16)                # clocks since the last CF_UPDATE, saturating
-        more = Mux(self.freed.valid, self.freed.frame.bytes, 0)
+        more = (Mux(self.freed.valid, self.freed.frame.bytes, 0)
+                + Mux(poisoned, self.nbytes, 0))
         m.d.sync += [
             freed_bytes.eq(Mux(self.sent, 0, Mux(freed_bytes[-1], freed_bytes, freed_bytes + more))),
             clock.eq(Mux(self.sent, 0, Mux(clock == 0xFFFF, clock, clock + 1))),

@@ -37,7 +37,8 @@ class LlrRx(ConfiguredComponent):
         The receive buffer held the whole frame (a DATA frame without it is not accepted:
         ``RX_OVERFLOW``, and NACKed like a bad frame).
     accept : ``Out(1)``
-        Accept the judged frame (DATA: commit it; CC: apply its counts).
+        Accept the judged frame (DATA: commit it; CC: apply its counts; POISONED: drop it and
+        free its credits, README §1).
     want : ``Out(ctl_requests_layout)``; sent : ``In(ctl_requests_layout)``
         ACK, NACK and INIT_ECHO asked for; the control sender's pulses when it takes one.
     last_good : ``Out(seq_bits)``; echo_seq : ``Out(seq_bits)``
@@ -68,7 +69,8 @@ class LlrRx(ConfiguredComponent):
         bits = cfg.seq_bits
         d = Signal(bits)
         m.d.comb += [d.eq(v.seq[:bits] - e), self.last_good.eq(e - 1)]
-        eligible = self.judge & v.cls.as_value().matches(Class.DATA, Class.CC)
+        eligible = self.judge & v.cls.as_value().matches(Class.DATA, Class.CC, Class.POISONED)
+        poisoned = v.cls == Class.POISONED
         synced = state != RxState.OFF
         expected = eligible & (d == 0)
         duplicate = eligible & d[-1]
@@ -93,7 +95,8 @@ class LlrRx(ConfiguredComponent):
             m.d.sync += want.echo.eq(0)
         self._pace(m, duplicate & synced, nack | init)
         count_events(m, self.counts, {
-            LinkRxCount.RX_OK: self.accept,
+            LinkRxCount.RX_OK: self.accept & ~poisoned,
+            LinkRxCount.RX_POISONED: self.accept & poisoned,
             LinkRxCount.RX_DUPLICATE: duplicate & synced,
             LinkRxCount.RX_MISSING: ahead & synced,
             LinkRxCount.RX_BAD: bad | (no_room & synced),

@@ -34,7 +34,7 @@ class LlrTx(ConfiguredComponent):
         An INIT(acked) is due; the control sender took it.
     flushed : ``Out(1)``
     replay_timeout, init_period, down_max : ``In(16)``; replay_max : ``In(8)``
-    cc_sent, cf_got, malformed : ``In(1)``; credit_errors : ``In(range(vcs + 1))``
+    cc_sent, cf_got, malformed, poisoned : ``In(1)``; credit_errors : ``In(range(vcs + 1))``
         Events of the credit sender and the VC queues, counted here with the transmitter's
         others.
     state : ``Out(TxState)``; counts : ``Out(tx_counts)``
@@ -50,7 +50,7 @@ class LlrTx(ConfiguredComponent):
             "may_send": Out(1), "want_init": Out(1), "init_sent": In(1), "flushed": Out(1),
             "replay_timeout": In(16), "init_period": In(16), "down_max": In(16),
             "replay_max": In(8),
-            "cc_sent": In(1), "cf_got": In(1), "malformed": In(1),
+            "cc_sent": In(1), "cf_got": In(1), "malformed": In(1), "poisoned": In(1),
             "credit_errors": In(range(c.vcs + 1)),
             "state": Out(TxState), "counts": Out(tx_counts),
         })
@@ -131,6 +131,7 @@ class LlrTx(ConfiguredComponent):
             LinkTxCount.INIT_TX: self.init_sent,
             LinkTxCount.CC_TX: self.cc_sent, LinkTxCount.CF_RX: self.cf_got,
             LinkTxCount.TX_MALFORMED: self.malformed,
+            LinkTxCount.TX_POISONED: self.poisoned,
         })
         errors = self.counts[LinkTxCount.CREDIT_ERROR]
         m.d.sync += errors.eq(errors + self.credit_errors)

@@ -26,7 +26,9 @@ class TxQueues(ConfiguredComponent):
     once whole. A frame that is shorter than 64 bytes, longer than the longest, not a multiple
     of 8 bytes or has a partial beat is dropped (``malformed`` pulses); the queue's write
     pointer goes back. ``take`` with ``pick`` starts reading the head of VC ``pick`` (it must
-    be valid) out on ``o``; ``busy`` is high until its last beat is read.
+    be valid) out on ``o``; ``busy`` is high until its last beat is read. A frame whose last
+    beat carries ``user`` is to be sent poisoned: its head's ``poison``, and ``user`` on its
+    last beat out.
 
     Backpressure: a frame waits for room in its VC's queue (``queue_frames`` frames, and room
     for a longest frame); frames behind it on ``i`` wait too, whatever their VC.
@@ -43,7 +45,7 @@ class TxQueues(ConfiguredComponent):
     heads : ``Out(ArrayLayout(head_layout(config), vcs))``
     pick : ``In(vc_shape(config))``; take : ``In(1)``; busy : ``Out(1)``
     o : ``Out(eth_stream(eth_width))``
-        The frame taken, ``keep`` all ones, ``user`` 0.
+        The frame taken, ``keep`` all ones, ``user`` on the last beat of a poisoned frame.
     vc_ready : ``Out(vcs)``
     malformed : ``Out(1)``
     """
@@ -66,7 +68,8 @@ class TxQueues(ConfiguredComponent):
         m.submodules.mem = mem = Memory(shape=cfg.eth_width, depth=rows * cfg.vcs, init=[])
         heads = []
         for v in range(cfg.vcs):
-            fifo = SyncFIFOBuffered(width=head_layout(cfg)["bytes"].width, depth=cfg.queue_frames)
+            fifo = SyncFIFOBuffered(width=head_layout(cfg)["bytes"].width + 1,
+                                    depth=cfg.queue_frames)
             m.submodules[f"heads{v}"] = fifo
             heads.append(fifo)
         wp = Array(Signal(range(2 * rows), name=f"wp{v}") for v in range(cfg.vcs))
@@ -76,7 +79,8 @@ class TxQueues(ConfiguredComponent):
             m.d.comb += [self.vc_ready[v].eq(heads[v].w_rdy
                                              & (used <= rows - cfg.rows(cfg.max_frame_bytes))),
                          self.heads[v].valid.eq(heads[v].r_rdy),
-                         self.heads[v].bytes.eq(heads[v].r_data)]
+                         self.heads[v].bytes.eq(heads[v].r_data[:-1]),
+                         self.heads[v].poison.eq(heads[v].r_data[-1])]
         self._write(m, mem, heads, wp, self._hold(m), rows)
         self._read(m, mem, heads, rp, rows)
         return m
@@ -85,7 +89,8 @@ class TxQueues(ConfiguredComponent):
         """The first 16 bytes wait here; the VC of each frame goes into ``vcq`` as its byte 14
         arrives (``bad``: the frame ended before it)."""
         cfg, i = self.config, self.i
-        beat = data.StructLayout({"data": cfg.eth_width, "keep": cfg.eth_bytes, "last": 1})
+        beat = data.StructLayout({"data": cfg.eth_width, "keep": cfg.eth_bytes, "last": 1,
+                                  "user": 1})
         m.submodules.hold = hold = SyncFIFO(width=beat.size, depth=HEADER_BYTES // cfg.eth_bytes + 1)
         m.submodules.vcq = vcq = SyncFIFO(width=Shape.cast(vc_shape(cfg)).width + 1, depth=2)
         pos = Signal(range(_VC_BYTE + cfg.eth_bytes + 1))   # bytes in, saturating past byte 14
@@ -94,7 +99,7 @@ class TxQueues(ConfiguredComponent):
         take = i.valid & i.ready
         m.d.comb += [
             i.ready.eq(hold.w_rdy & vcq.w_rdy),
-            hold.w_en.eq(take), hold.w_data.eq(Cat(i.p.data, i.p.keep, i.p.last)),
+            hold.w_en.eq(take), hold.w_data.eq(Cat(i.p.data, i.p.keep, i.p.last, i.p.user)),
             vcq.w_en.eq(take & (at_vc | (i.p.last & (pos < _VC_BYTE)))),
             vcq.w_data.eq(Cat(link_vc(byte14, cfg.vcs), ~at_vc)),
         ]
@@ -133,8 +138,11 @@ class TxQueues(ConfiguredComponent):
         good = (~bad & (beat.keep == ones) & ~full & (length >= MIN_FRAME_BYTES)
                 & ((length & (WORD - 1)) == 0))
         done = pop & beat.last
+        entry = Signal(data.StructLayout({"bytes": head_layout(cfg)["bytes"].width, "poison": 1}))
+        m.d.comb += [entry.bytes.eq(length), entry.poison.eq(beat.user)]
         for v in range(cfg.vcs):
-            m.d.comb += [heads[v].w_data.eq(length), heads[v].w_en.eq(done & good & (vc == v))]
+            m.d.comb += [heads[v].w_data.eq(entry),
+                         heads[v].w_en.eq(done & good & (vc == v))]
         with m.If(done):
             m.d.sync += inside.eq(0)
             with m.If(good):
@@ -150,17 +158,20 @@ class TxQueues(ConfiguredComponent):
         left = Signal(range(cfg.rows(cfg.max_frame_bytes) + 1))
         busy = Signal()
         head = Signal(head_layout(cfg))
+        poison = Signal()
         m.d.comb += head.eq(self.heads[self.pick] if cfg.vcs > 1 else self.heads[0])
         for v in range(cfg.vcs):
             m.d.comb += heads[v].r_en.eq(self.take & (self.pick == v))
         with m.If(self.take):
             m.d.sync += [busy.eq(1), vc.eq(self.pick), reading.eq(rp[self.pick]),
+                         poison.eq(head.poison),
                          left.eq(head.bytes >> (cfg.eth_bytes.bit_length() - 1))]
         advance = ~o.valid | o.ready
         issue = advance & busy
         m.d.comb += [rd.en.eq(advance),
                      rd.addr.eq(Cat(reading[:len(reading) - 1], vc[:vw] if cfg.vcs > 1 else [])),
-                     o.p.data.eq(rd.data), o.p.keep.eq((1 << cfg.eth_bytes) - 1), o.p.user.eq(0),
+                     o.p.data.eq(rd.data), o.p.keep.eq((1 << cfg.eth_bytes) - 1),
+                     o.p.user.eq(poison & o.p.last),
                      self.busy.eq(busy)]
         with m.If(advance):
             m.d.sync += o.valid.eq(issue)

@@ -10,7 +10,7 @@ from ....config import ConfiguredComponent
 from ....crc import Crc32, CrcConfig
 from ....model.ethx.bridge import HEADER_BYTES
 from ..config import FCS_BYTES, LINK_WORD_BYTES, LinkConfig
-from ..layout import eth_stream, link_word_layout
+from ..layout import POISON, eth_stream, link_word_layout
 
 __all__ = ["ReplayRing"]
 
@@ -50,6 +50,9 @@ class ReplayRing(ConfiguredComponent):
         Bridge frames (no FCS, multiples of 8 bytes), or CC_UPDATEs built without their link
         word.
     seq : ``In(seq_bits)``; pushed : ``Out(1)``; room : ``Out(1)``
+    poisoned : ``Out(1)``
+        With ``pushed``: the frame was poisoned (``user`` on its last beat in): its FCS is kept
+        inverted (README §1).
     limit : ``In(range(replay_frames))``
         Frames kept at most (UEC's maximum outstanding frames); 0: ``replay_frames − 1``.
     acked, sent, next : ``In(seq_bits)``
@@ -63,6 +66,7 @@ class ReplayRing(ConfiguredComponent):
         super().__init__(config, lambda c: {
             "i": In(eth_stream(c.eth_width)), "seq": In(c.seq_bits),
             "pushed": Out(1), "room": Out(1), "limit": In(range(c.replay_frames)),
+            "poisoned": Out(1),
             "acked": In(c.seq_bits), "sent": In(c.seq_bits), "next": In(c.seq_bits),
             "go": In(1), "started": Out(1),
             "o": Out(eth_stream(c.eth_width)),
@@ -117,6 +121,7 @@ class ReplayRing(ConfiguredComponent):
         inside = Signal()                               # a frame is being written
         word_k = Signal(range(lw_beats + 1))            # link-word beats written
         p_bytes = Signal.like(pos)
+        p_poison = Signal()                             # the pending frame is poisoned
         m.submodules.crc = crc = Crc32(CrcConfig(data_width=cfg.eth_width, pipeline=1))
         push = crc.o.valid & pending                    # the pending frame's FCS
 
@@ -148,14 +153,15 @@ class ReplayRing(ConfiguredComponent):
                 m.d.sync += start.eq(at)
             with m.If(i.p.last):
                 m.d.sync += [p_start.eq(start), p_bytes.eq(pos + nbytes + LINK_WORD_BYTES),
-                             word_k.eq(0), pos.eq(0)]
+                             p_poison.eq(i.p.user), word_k.eq(0), pos.eq(0)]
         with m.If(push):
             m.d.sync += pending.eq(0)
         with m.If(take & i.p.last):
             m.d.sync += pending.eq(1)
         m.d.comb += [dw.addr.eq(self.seq[:len(dw.addr)]), dw.en.eq(push),
                      dw.data.start.eq(p_start[:len(dw.data.start)]), dw.data.bytes.eq(p_bytes),
-                     dw.data.fcs.eq(crc.o.payload.crc), self.pushed.eq(push)]
+                     dw.data.fcs.eq(crc.o.payload.crc ^ Mux(p_poison, POISON, 0)),
+                     self.pushed.eq(push), self.poisoned.eq(push & p_poison)]
 
     def _send(self, m, mem, descs, dw, rows):
         """The frame at ``sent``: its rows, then its FCS. Its descriptor is read at ``sent``

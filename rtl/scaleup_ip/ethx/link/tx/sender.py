@@ -94,6 +94,7 @@ class LinkTx(ConfiguredComponent):
             llr.down_max.eq(s.down_max), llr.replay_max.eq(s.replay_max),
             llr.cc_sent.eq(credit.start & credit.cc), llr.cf_got.eq(credit.cf_got),
             llr.credit_errors.eq(credit.credit_errors), llr.malformed.eq(queues.malformed),
+            llr.poisoned.eq(ring.poisoned),
             self.state.eq(llr.state), self.counts.eq(llr.counts),
             self.kept.eq((llr.next - llr.acked)[:cfg.seq_bits]),
             ctl_tx.want.eq(self.want),
