@@ -129,6 +129,12 @@ def record(case, *, expected, measured, passed, frame_size="", notes=""):
                               "notes": notes}) + "\n")
 
 
+def _labelled(record, case_id):
+    """A record's measured figures, after its scenario (the case name past the ID) if any."""
+    scenario = record["case"][len(case_id):].strip()
+    return f"{scenario}: {record['measured']}" if scenario else record["measured"]
+
+
 def report(records, run, out):
     """Write ``out`` (JSON: ``run``, the configuration and seed, and each case of
     :data:`CASES` with its records) and ``out`` with ``.md`` (a table); returns the table."""
@@ -142,8 +148,7 @@ def report(records, run, out):
     out.write_text(json.dumps({"run": run, "cases": cases}, indent=2))
     rows = ["| case | goal | result | measured |", "|---|---|---|---|"]
     for c in cases:
-        measured = "; ".join(f"{r['case'][len(c['id']):].strip() + ': ' if r['case'] != c['id'] else ''}"
-                             f"{r['measured']}" for r in c["records"]) or c["how"]
+        measured = "; ".join(_labelled(r, c["id"]) for r in c["records"]) or c["how"]
         rows.append(f"| {c['id']} | {c['goal']} | {c['result']} | {measured} |")
     table = "\n".join(rows) + "\n"
     out.with_suffix(".md").write_text(table)

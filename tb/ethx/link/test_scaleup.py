@@ -105,6 +105,21 @@ class Env(LinkPairEnv):
         return None, self.tx(end)
 
 
+def verdict(case, expected, measured, ok):
+    """Record what ``case`` measured (:func:`sim.ethx.link.scaleup.record`), then fail the test
+    if it did not pass."""
+    scaleup.record(case, expected=expected, measured=measured, passed=ok)
+    assert ok, measured
+
+
+async def finish(tb):
+    """Settle and check the pair (every frame once and in order, counters agreeing); a's
+    transmit and b's receive counters."""
+    await tb.settle()
+    tb.check()
+    return tb.tx("a"), tb.rx("b")
+
+
 def corrupt(wire):
     bad = bytearray(wire)
     bad[40] ^= 0x10
@@ -141,16 +156,12 @@ async def llr_01_sequence_ack(dut):
     agree."""
     tb = await start(dut, settings={"cc_period": 0})
     await tb.run_frames(sizes_mixed(tb.rng, 100))
-    await tb.settle()
-    tb.check()
-    tx, rx = tb.tx("a"), tb.rx("b")
+    tx, rx = await finish(tb)
     measured = (f"TX_OK {tx['TX_OK']}, RX_OK {rx['RX_OK']}, ACK sent {rx['ACK_TX']} taken "
                 f"{tx['ACK_RX']}, replayed {tx['TX_REPLAYED']}")
     ok = (tx["TX_OK"] == rx["RX_OK"] == 100 and rx["ACK_TX"] == tx["ACK_RX"] > 0
           and tx["TX_REPLAYED"] == 0)
-    scaleup.record("LLR-01", expected="TX_OK = RX_OK = 100, no loss", measured=measured,
-                   passed=ok)
-    assert ok, measured
+    verdict("LLR-01", "TX_OK = RX_OK = 100, no loss", measured, ok)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -159,17 +170,13 @@ async def llr_02_retry_nack(dut):
     tb = await start(dut)
     tb.rule = tb.nth_data("a", 50, drop)
     await tb.run_frames([76] * 100)
-    await tb.settle()
-    tb.check()
-    tx, rx = tb.tx("a"), tb.rx("b")
+    tx, rx = await finish(tb)
     measured = (f"NACK_RX {tx['NACK_RX']}, TX_REPLAY_NACK {tx['TX_REPLAY_NACK']}, "
                 f"TX_REPLAY_TIMER {tx['TX_REPLAY_TIMER']}, replayed {tx['TX_REPLAYED']}, "
                 f"delivered {rx['RX_OK']}")
     ok = (tx["NACK_RX"] == 1 and tx["TX_REPLAY_NACK"] == 1 and tx["TX_REPLAY_TIMER"] == 0
           and rx["NACK_TX"] == 1)
-    scaleup.record("LLR-02", expected="NACK_RX = 1, retries = 1, no loss", measured=measured,
-                   passed=ok)
-    assert ok, measured
+    verdict("LLR-02", "NACK_RX = 1, retries = 1, no loss", measured, ok)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -181,18 +188,14 @@ async def llr_05_poisoned_crc(dut):
     for k in range(100):
         tb.offer("a", tb.bridge_frame("a", words=words_of_wire(tb.rng.choice([76, 140, 1036]))),
                  poisoned=k == 49)
-    await tb.settle()
-    tb.check()
-    tx, rx = tb.tx("a"), tb.rx("b")
+    tx, rx = await finish(tb)
     delivered = sum(map(len, tb.got["b"]))
     measured = (f"TX_POISONED {tx['TX_POISONED']}, RX_POISONED {rx['RX_POISONED']}, NACK_TX "
                 f"{rx['NACK_TX']}, RX_BAD {rx['RX_BAD']}, replayed {tx['TX_REPLAYED']}; "
                 f"{delivered} of 99 good frames delivered, in order")
     ok = (tx["TX_POISONED"] == rx["RX_POISONED"] == 1 and rx["NACK_TX"] == 0
           and rx["RX_BAD"] == 0 and tx["TX_REPLAYED"] == 0 and delivered == 99)
-    scaleup.record("LLR-05", expected="RX_POISONED = 1, no NACK, no replay", measured=measured,
-                   passed=ok)
-    assert ok, measured
+    verdict("LLR-05", "RX_POISONED = 1, no NACK, no replay", measured, ok)
 
 
 async def _replay_to_flush(dut, rule_of, *, settings=None, frames=100):
@@ -222,8 +225,7 @@ async def llr_03_timer_acks_blocked(dut):
     measured = (f"{replays:g} replays of 100 frames ({tx['TX_REPLAY_TIMER']} timer expiries, "
                 f"the last one FLUSH), {flushed} flushed")
     ok = replays == 3 and flushed == 100
-    scaleup.record("LLR-03 A", expected="3 retries, then FLUSH", measured=measured, passed=ok)
-    assert ok, measured
+    verdict("LLR-03 A", "3 retries, then FLUSH", measured, ok)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -247,17 +249,14 @@ async def llr_03_timer_acks_frozen(dut):
     measured = (f"{replays:g} replays of the {flushed} frames kept after the frozen ACK "
                 f"({tx['TX_REPLAY_TIMER']} timer expiries), {flushed} flushed")
     ok = replays == 3 and flushed > 0
-    scaleup.record("LLR-03 B", expected="3 retries, then FLUSH", measured=measured, passed=ok)
-    assert ok, measured
+    verdict("LLR-03 B", "3 retries, then FLUSH", measured, ok)
 
 
 async def _nack_generation(dut, case, fate, counter):
     tb = await start(dut)
     tb.rule = tb.nth_data("a", 500, fate)
     await tb.run_frames([76, 84, 132] * 333 + [76])
-    await tb.settle()
-    tb.check()
-    tx, rx = tb.tx("a"), tb.rx("b")
+    tx, rx = await finish(tb)
     measured = (f"{counter} {rx[counter]}, NACK_TX {rx['NACK_TX']}, replays at a "
                 f"{tx['TX_REPLAY_NACK']}, RX_OK {rx['RX_OK']}, in order")
     ok = (rx[counter] >= 1 and rx["NACK_TX"] == 1 and tx["TX_REPLAY_NACK"] == 1
@@ -266,9 +265,7 @@ async def _nack_generation(dut, case, fate, counter):
         ok = ok and rx["RX_BAD"] == 1
     else:
         ok = ok and rx["RX_BAD"] == 0
-    scaleup.record(case, expected=f"{counter} >= 1, one NACK, one replay, no loss",
-                   measured=measured, passed=ok)
-    assert ok, measured
+    verdict(case, f"{counter} >= 1, one NACK, one replay, no loss", measured, ok)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -292,9 +289,7 @@ async def llr_06_outstanding_max(dut):
     measured = (f"peak kept {tx['PEAK_REPLAY']}, replayed {tx['TX_REPLAYED']} in "
                 f"{tx['TX_REPLAY_TIMER'] - 1} replays, {flushed} flushed")
     ok = tx["PEAK_REPLAY"] == 4 and flushed == 4 and tx["TX_REPLAYED"] == 4 * 3
-    scaleup.record("LLR-06", expected="4 frames replayed, then FLUSH", measured=measured,
-                   passed=ok)
-    assert ok, measured
+    verdict("LLR-06", "4 frames replayed, then FLUSH", measured, ok)
 
 
 async def _capacity(dut, cases):
@@ -362,8 +357,7 @@ async def llr_08_flush_recovery(dut):
     measured = (f"FLUSH after {clocks} clocks down, {tx['TX_FLUSHED']} flushed, INIT sent "
                 f"{tx['INIT_TX'] - inits} more, {after} frames after it")
     ok = tx["INIT_TX"] > inits and after >= 100 and tx["INIT_ECHO_RX"] >= 2
-    scaleup.record("LLR-08", expected="re-INIT, link recovers", measured=measured, passed=ok)
-    assert ok, measured
+    verdict("LLR-08", "re-INIT, link recovers", measured, ok)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -374,16 +368,12 @@ async def llr_09_size_traversal(dut):
     sizes = [w for s in SWEEP for w in legal_sizes(s)] * 3
     tb.rng.shuffle(sizes)
     await tb.run_frames(sizes)
-    await tb.settle()
-    tb.check()
-    tx, rx = tb.tx("a"), tb.rx("b")
+    tx, rx = await finish(tb)
     measured = (f"{len(sizes)} frames of {len(set(sizes))} sizes {min(sizes)}..{max(sizes)} "
                 f"B: RX_OK {rx['RX_OK'] - tx['CC_TX']}, RX_BAD {rx['RX_BAD']}, replayed "
                 f"{tx['TX_REPLAYED']}, malformed {tx['TX_MALFORMED']}")
     ok = tx["TX_REPLAYED"] == 0 and rx["RX_BAD"] == 0 and tx["TX_MALFORMED"] == 0
-    scaleup.record("LLR-09", expected="no abnormal drop at any size", measured=measured,
-                   passed=ok)
-    assert ok, measured
+    verdict("LLR-09", "no abnormal drop at any size", measured, ok)
 
 
 def _foreign(rng, size):
@@ -454,9 +444,8 @@ async def cbfc_01_02_credit_formula(dut):
         measured = ", ".join(f"VC {v}: {want} = {cc}/{cf}" for v, (want, cc, cf)
                              in enumerate(rows))
         ok = all(want == cc == cf for want, cc, cf in rows)
-        scaleup.record(case, expected="consumed = freed = sum of ceil(L / 128)",
-                       measured=f"formula = consumed/freed: {measured}", passed=ok)
-        assert ok, measured
+        verdict(case, "consumed = freed = sum of ceil(L / 128)",
+                f"formula = consumed/freed: {measured}", ok)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -493,9 +482,7 @@ async def cbfc_03_credit_recovery(dut):
                 f"CC_UPDATEs: S_CC {s_cc} = R_CC {r_cc}, S_CF {s_cf} = R_CF {r_cf}, S_CU "
                 f"{s_cc - s_cf}")
     ok = during == before and flushed == 100 and lost == 100 and s_cc == r_cc == s_cf == r_cf
-    scaleup.record("CBFC-03", expected="R unchanged while lost; then all equal, S_CU 0",
-                   measured=measured, passed=ok)
-    assert ok, measured
+    verdict("CBFC-03", "R unchanged while lost; then all equal, S_CU 0", measured, ok)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -526,9 +513,7 @@ async def cbfc_04_backpressure(dut):
     measured = (", ".join(f"drain {k}: {v:.2f} B/clock" for k, v in rates.items())
                 + f"; RX_OVERFLOW {rx['RX_OVERFLOW']}, none lost")
     ok = rates["100 %"] > rates["50 %"] > rates["0 %"] == 0 and rx["RX_OVERFLOW"] == 0
-    scaleup.record("CBFC-04", expected="most at 100 %, between at 50 %, paused at 0 %, no loss",
-                   measured=measured, passed=ok)
-    assert ok, measured
+    verdict("CBFC-04", "most at 100 %, between at 50 %, paused at 0 %, no loss", measured, ok)
 
 
 async def _vc_rates(tb, vcs, clocks):
@@ -578,9 +563,7 @@ async def cbfc_08_per_vc_credit(dut):
     tb, free, stalled, others, measured = await _held_vc(dut, range(4), 2, None)
     ok = (all(free[v] > 0 for v in range(4)) and all(stalled[v] >= 0.95 * free[v] for v in others)
           and stalled[2] < 0.05 * free[2])
-    scaleup.record("CBFC-08", expected="a held VC does not slow the others", measured=measured,
-                   passed=ok)
-    assert ok, measured
+    verdict("CBFC-08", "a held VC does not slow the others", measured, ok)
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
@@ -589,10 +572,9 @@ async def cbfc_09_per_port_credit(dut):
     VC 0 flows on."""
     settings = {"port_limit": 64}
     tb, free, stalled, others, measured = await _held_vc(dut, [0, 1], 1, settings)
-    ok = free[0] > 0 and free[1] > 0 and stalled[0] >= 0.95 * free[0] and stalled[1] < 0.05 * free[1]
-    scaleup.record("CBFC-09", expected="both flow; VC 0 flows with VC 1 held",
-                   measured=measured, passed=ok)
-    assert ok, measured
+    ok = (free[0] > 0 and free[1] > 0 and stalled[0] >= 0.95 * free[0]
+          and stalled[1] < 0.05 * free[1])
+    verdict("CBFC-09", "both flow; VC 0 flows with VC 1 held", measured, ok)
 
 
 def test_scaleup(tmp_path):

@@ -14,7 +14,8 @@ from .config import LinkConfig
 
 __all__ = [
     "CAPTURE_FROM", "COUNT_BITS", "CONTROL_DA", "Class", "Ctl", "LINK_ETHERTYPE", "LinkRxCount",
-    "LinkTxCount", "POISON", "RxState", "TxState", "capture_layout", "control_header", "control_layout",
+    "LinkTxCount", "POISON", "RxState", "TxState", "capture_layout", "control_header",
+    "control_layout",
     "ctl_in_layout", "ctl_requests_layout", "default_settings", "eth_beat_layout", "eth_stream",
     "frame_layout", "freed_layout", "head_layout", "link_vc", "link_word_layout", "rx_beat_layout", "rx_counts",
     "settings_layout", "tx_counts", "vc_shape", "verdict_layout",
@@ -181,7 +182,7 @@ def settings_layout(config):
     return data.StructLayout({
         "replay_timeout": 16,       # clocks without progress before everything kept is replayed
         "replay_max": 8,            # replays without progress before FLUSH
-        "max_outstanding": range(config.replay_frames),  # frames kept at most (0: replay_frames − 1)
+        "max_outstanding": range(config.replay_frames),  # frames kept (0: replay_frames − 1)
         "init_period": 16,          # clocks between INITs
         "down_max": 16,             # clocks down before FLUSH
         "ack_bytes": 16,            # accepted bytes per ACK (UEC default 2048)
