@@ -204,7 +204,11 @@ CONFIGS = [EthxConfig(sources=4, fcs=False, completion_timeout=100_000),
 #: the 8-bit wire in any of the three breaks (the PHYs noticed too soon), so nothing was lost.
 #: At 853100781 a bit error hit the INIT exchange of ``lossy_heavy`` (errors now start once the
 #: links are synchronized). Both were faults of the test, whose structure now rules them out.
-SEEDS = [(CONFIGS[1], "link_down_and_up", 1068361684), (CONFIGS[1], "lossy_heavy", 853100781)]
+#: At 1804400685 an error burst inverted the FCS beat of a data frame: with the inverted FCS as
+#: the poison, the link took it for poisoned and dropped it, and a read timed out (the poison is
+#: now another pattern, link README §1).
+SEEDS = [(CONFIGS[1], "link_down_and_up", 1068361684), (CONFIGS[1], "lossy_heavy", 853100781),
+         (CONFIGS[0], "lossy_heavy", 1804400685)]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.slug() for c in CONFIGS])

@@ -51,7 +51,7 @@ CASES = [
     Case("LLR-05", "Poison CRC handling",
          "a poisoned frame among 100: counted, not NACKed, not replayed",
          "a's 50th frame poisoned at its bridge side (user on its last beat): sent with its "
-         "FCS inverted (the poison is ours, link README §1); RX_POISONED, NACK_TX, replays"),
+         "FCS poisoned (the pattern is ours, link README §1); RX_POISONED, NACK_TX, replays"),
     Case("LLR-06", "OUTSTANDING_FRAMES_MAX limit",
          "OUTSTANDING_FRAMES_MAX=4, ACKs dropped: only 4 frames replayed before FLUSH",
          "max_outstanding 4, replay_max 3, b's ACKs and NACKs dropped, 100 frames offered"),

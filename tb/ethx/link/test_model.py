@@ -173,13 +173,16 @@ def test_classify_data():
 
 
 def test_classify_poisoned():
-    """A data frame with its FCS inverted is POISONED (its fields read as a DATA frame's); a
-    control frame with an inverted FCS, or a poisoned frame with one more bit wrong, is BAD
+    """A data frame with its FCS poisoned is POISONED (its fields read as a DATA frame's); a
+    control frame with a poisoned FCS, an inverted FCS, or a poisoned frame with one more bit
+    wrong, is BAD
     [link README §1]."""
     frame = bridge(2, 9, words=7)
     wire = to_wire(frame, 33, poisoned=True)
     assert wire[:-4] == to_wire(frame, 33)[:-4]
-    assert wire[-4:] == bytes(b ^ 0xFF for b in zlib.crc32(wire[:-4]).to_bytes(4, "little"))
+    assert wire[-4:] == (zlib.crc32(wire[:-4]) ^ 0x5A5A_5A5A).to_bytes(4, "little")
+    inverted = wire[:-4] + bytes(b ^ 0xFF for b in to_wire(frame, 33)[-4:])
+    assert classify(inverted, max_bytes=MAX).why is Why.FCS     # a burst over the FCS: bad
     got = classify(wire, max_bytes=MAX)
     assert got.cls is Class.POISONED and (got.seq, got.vc, got.frame) == (33, 2, frame)
     ack = encode_control(Ctl.ACK, 3, seq=5)

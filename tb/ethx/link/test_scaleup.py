@@ -182,7 +182,7 @@ async def llr_02_retry_nack(dut):
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def llr_05_poisoned_crc(dut):
     """LLR-05: the 50th of 100 frames poisoned at a's bridge side (``user`` on its last beat):
-    sent with its FCS inverted, taken by b as received (RX_POISONED), not NACKed, not replayed,
+    sent with its FCS poisoned, taken by b as received (RX_POISONED), not NACKed, not replayed,
     not delivered; the other 99 arrive in order."""
     tb = await start(dut)
     for k in range(100):

@@ -107,7 +107,7 @@ class Class(enum.Enum, shape=3):
     DATA = 2        # a bridge frame: eligible
     CC = 3          # CC_UPDATE: eligible
     CONTROL = 4     # ACK, NACK, INIT, INIT_ECHO, CF_UPDATE
-    POISONED = 5    # a data frame with its FCS inverted: eligible, never delivered
+    POISONED = 5    # a data frame with its FCS poisoned: eligible, never delivered
 
 
 def link_vc(byte14, vcs):

@@ -52,7 +52,7 @@ class ReplayRing(ConfiguredComponent):
     seq : ``In(seq_bits)``; pushed : ``Out(1)``; room : ``Out(1)``
     poisoned : ``Out(1)``
         With ``pushed``: the frame was poisoned (``user`` on its last beat in): its FCS is kept
-        inverted (README §1).
+        poisoned (README §1).
     limit : ``In(range(replay_frames))``
         Frames kept at most (UEC's maximum outstanding frames); 0: ``replay_frames − 1``.
     acked, sent, next : ``In(seq_bits)``
