@@ -31,6 +31,8 @@ from sim.streams import LayoutSink, LayoutSource, bytes_to_beats, random_pauses
 __all__ = ["COUNT_MASK", "LinkPairEnv", "kind_of"]
 
 COUNT_MASK = (1 << model.COUNT_BITS) - 1
+#: The settings of the periodic control frames, which :meth:`LinkPairEnv.settle` stops.
+_PERIODS = ("cf_period", "cc_period")
 
 
 def kind_of(received):
@@ -85,8 +87,7 @@ class LinkPairEnv(EthxEnv):
             self.lost[end][kind, "drop"] += 1
             return False
         if fate is not None:
-            bad = model.classify(fate, max_bytes=self.config.max_wire_bytes).cls
-            if bad is model.Class.BAD:
+            if model.classify(fate, max_bytes=self.config.max_wire_bytes).cls is model.Class.BAD:
                 self.lost[end][kind, "corrupt"] += 1
             return fate
         if self.down:
@@ -171,12 +172,14 @@ class LinkPairEnv(EthxEnv):
 
     async def settle(self, clocks=200_000):
         """Until every frame has arrived and both ends have nothing kept or owed; then the
-        periodic CF_UPDATEs and CC_UPDATEs stop, and those on the way land."""
+        periodic CF_UPDATEs and CC_UPDATEs stop (:meth:`resume` starts them again), and those
+        on the way land."""
         for _ in range(clocks // 100):
             if self.delivered() and self.quiet():
                 break
             await ClockCycles(self.dut.clk, 100)
-        self.settings.update(cf_period=0, cc_period=0)
+        self._periods = {k: self.settings[k] for k in _PERIODS}
+        self.settings.update(dict.fromkeys(_PERIODS, 0))
         self.apply_settings()
         for _ in range(clocks // 100):          # the last frames may wait for the timer
             if not any(int(getattr(self.dut, f"{e}_kept").value) for e in NODES):
@@ -188,6 +191,35 @@ class LinkPairEnv(EthxEnv):
             await ClockCycles(self.dut.clk, 4 * self.config.rows(self.config.max_wire_bytes))
             if all(self.channel[e].idle() for e in NODES):
                 break
+
+    def resume(self):
+        """The periodic CF_UPDATEs and CC_UPDATEs that :meth:`settle` stopped, back on: for
+        traffic after a settle (without them the last credits freed stay unreported)."""
+        self.settings.update(self._periods)
+        self.apply_settings()
+
+    def inject_foreign(self, end, frame):
+        """``frame`` (FCS included), not the link's, onto the wire from ``end`` between the
+        frames on the way; the far receiver must count it foreign, or bad if its FCS is."""
+        got = model.classify(frame, max_bytes=self.config.max_wire_bytes)
+        assert got.cls in (model.Class.FOREIGN, model.Class.BAD), got
+        if got.cls is model.Class.BAD:
+            self.lost[end]["foreign", "corrupt"] += 1
+        else:
+            self.foreign[other(end)] += 1
+        self.channel[end].inject(frame)
+
+    def credits(self, port, vc):
+        """VC ``vc``'s 20-bit count of the credit counters port ``port`` (e.g. ``a_s_cc``)."""
+        value = getattr(self.dut, port).value.to_unsigned()
+        return value >> (model.COUNT_BITS * vc) & COUNT_MASK
+
+    def credits_taken(self, end, vc):
+        """The credits the frames offered from ``end`` on ``vc`` take, poisoned ones too
+        (README §4), modulo the counters'."""
+        cfg = self.config
+        return sum(model.pkt_credits(len(f), cfg.credit_size, cfg.pkt_overhead)
+                   for f in self.offered[end][vc] + self.poisoned[end][vc]) % (COUNT_MASK + 1)
 
     def quiet(self):
         for e in NODES:
@@ -253,13 +285,10 @@ class LinkPairEnv(EthxEnv):
             trouble = any(why != "drop" or k in ("data", "cc") for k, why in self.lost[f])
             states = (RxState.SEND_ACKS, RxState.NACK_SENT) if trouble else (RxState.SEND_ACKS,)
             assert int(getattr(self.dut, f"{e}_rx_state").value) in [s.value for s in states]
-            s_cc = getattr(self.dut, f"{e}_s_cc").value.to_unsigned()
-            r_cf = getattr(self.dut, f"{f}_r_cf").value.to_unsigned()
-            assert s_cc == getattr(self.dut, f"{e}_s_cf").value.to_unsigned() == r_cf
             for v in range(cfg.vcs):        # each frame took its credits once
-                used = sum(model.pkt_credits(len(f), cfg.credit_size, cfg.pkt_overhead)
-                           for f in self.offered[e][v] + self.poisoned[e][v])
-                assert s_cc >> (model.COUNT_BITS * v) & COUNT_MASK == used % (COUNT_MASK + 1)
+                s_cc = self.credits(f"{e}_s_cc", v)
+                assert s_cc == self.credits(f"{e}_s_cf", v) == self.credits(f"{f}_r_cf", v)
+                assert s_cc == self.credits_taken(e, v)
 
 
     def check_flushed(self, end):

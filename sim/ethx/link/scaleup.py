@@ -113,7 +113,7 @@ CASES = [
          fixed="n/a"),
     Case("CBFC-12", "Buffer capacity (500 m)",
          "500 m round trip, max and min frames at line rate: no loss, line rate (within 5 %)",
-         "as LLR-07; the credits' round trip through the 32 KB receive buffer"),
+         "as LLR-07; the credits' round trip through the receive buffer: its peak use"),
 ]
 
 

@@ -119,7 +119,7 @@ def poison(fcs):
 
 def to_wire(bridge_frame, seq, seq_bits=SEQ_BITS, *, poisoned=False):
     """The wire frame of a bridge frame (built with ``fcs=False``): the link word carrying
-    ``seq`` inserted after byte 16, the FCS appended, inverted if ``poisoned``
+    ``seq`` inserted after byte 16, the FCS appended, poisoned if ``poisoned``
     [link README §1].
 
     Raises
@@ -215,10 +215,10 @@ def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS):
 
     In order: ``user``, shorter than 64 bytes, longer than ``max_bytes``, the length rule of its
     EtherType (0x88B5: 4 mod 8; 0x88B6: 68; other EtherTypes: none [ours]), the FCS: BAD, but a
-    0x88B5 frame with its FCS poisoned (XOR POISON) is POISONED. Then an EtherType other than 0x88B5/0x88B6
-    or an unknown kind: FOREIGN. Reserved fields (byte 15, the
-    zero areas, link word bits 63:20, count bits 31:20, the DA) are not checked [ours]; a
-    sequence number is read as the low ``seq_bits`` bits of its 20-bit field [ours].
+    0x88B5 frame with its FCS poisoned (XOR :data:`POISON`) is POISONED. Then an EtherType other
+    than 0x88B5/0x88B6 or an unknown kind: FOREIGN. Reserved fields (byte 15, the zero areas,
+    link word bits 63:20, count bits 31:20, the DA) are not checked [ours]; a sequence number
+    is read as the low ``seq_bits`` bits of its 20-bit field [ours].
     """
     wire = bytes(wire)
     if user:

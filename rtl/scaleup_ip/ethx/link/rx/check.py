@@ -8,9 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from ....config import ConfiguredComponent
 from ....crc import Crc32, CrcConfig
-from ....model.ethx.bridge import ETHERTYPE, HEADER_BYTES
 from ....model.crc.crc32 import FINAL_XOR
-from ....model.ethx.bridge import WORD
+from ....model.ethx.bridge import ETHERTYPE, HEADER_BYTES, WORD
 from ....model.ethx.link import POISON_RESIDUE
 from ..config import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES, MIN_BYTES, LinkConfig
 from ..layout import (
@@ -122,13 +121,14 @@ class RxCheck(ConfiguredComponent):
                      beats.r_en.eq(o.valid & o.ready)]
         done = o.valid & o.ready & out.last
         m.d.comb += [infos.r_en.eq(done), crc.o.ready.eq(done)]
+        # The CRC engine's result for a frame ending in its poisoned FCS (README §1).
         poisoned = (crc.o.payload.crc == (POISON_RESIDUE ^ FINAL_XOR)) & ~crc.o.payload.malformed
         self._judge(m, head, crc.o.payload.ok & ~crc.o.payload.malformed, poisoned, o.p.verdict)
         return m
 
     def _judge(self, m, info, fcs_ok, poisoned, verdict):
-        """A frame's class and fields from its length, MAC flag, FCS (good, or ``poisoned``: the
-        inverse of the good one) and captured bytes."""
+        """A frame's class and fields from its length, MAC flag, FCS (good, or ``poisoned``:
+        the good one XOR the poison) and captured bytes."""
         cfg, cap = self.config, info.capture
         kind = Signal(Ctl)
         m.d.comb += kind.eq(cap.b14)

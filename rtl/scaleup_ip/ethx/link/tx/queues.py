@@ -18,6 +18,12 @@ __all__ = ["TxQueues"]
 _VC_BYTE = 14
 
 
+def _entry_layout(config):
+    """A whole frame in a VC's queue, as its head FIFO keeps it: the head without ``valid``."""
+    head = head_layout(config)
+    return data.StructLayout({"bytes": head["bytes"].shape, "poison": head["poison"].shape})
+
+
 class TxQueues(ConfiguredComponent):
     """One queue per VC in one memory of ``vcs × queue_bytes`` (README §4).
 
@@ -68,19 +74,19 @@ class TxQueues(ConfiguredComponent):
         m.submodules.mem = mem = Memory(shape=cfg.eth_width, depth=rows * cfg.vcs, init=[])
         heads = []
         for v in range(cfg.vcs):
-            fifo = SyncFIFOBuffered(width=head_layout(cfg)["bytes"].width + 1,
-                                    depth=cfg.queue_frames)
+            fifo = SyncFIFOBuffered(width=_entry_layout(cfg).size, depth=cfg.queue_frames)
             m.submodules[f"heads{v}"] = fifo
             heads.append(fifo)
         wp = Array(Signal(range(2 * rows), name=f"wp{v}") for v in range(cfg.vcs))
         rp = Array(Signal(range(2 * rows), name=f"rp{v}") for v in range(cfg.vcs))
         for v in range(cfg.vcs):
             used = (wp[v] - rp[v])[:len(wp[v])]
+            entry = data.View(_entry_layout(cfg), heads[v].r_data)
             m.d.comb += [self.vc_ready[v].eq(heads[v].w_rdy
                                              & (used <= rows - cfg.rows(cfg.max_frame_bytes))),
                          self.heads[v].valid.eq(heads[v].r_rdy),
-                         self.heads[v].bytes.eq(heads[v].r_data[:-1]),
-                         self.heads[v].poison.eq(heads[v].r_data[-1])]
+                         self.heads[v].bytes.eq(entry.bytes),
+                         self.heads[v].poison.eq(entry.poison)]
         self._write(m, mem, heads, wp, self._hold(m), rows)
         self._read(m, mem, heads, rp, rows)
         return m
@@ -138,7 +144,7 @@ class TxQueues(ConfiguredComponent):
         good = (~bad & (beat.keep == ones) & ~full & (length >= MIN_FRAME_BYTES)
                 & ((length & (WORD - 1)) == 0))
         done = pop & beat.last
-        entry = Signal(data.StructLayout({"bytes": head_layout(cfg)["bytes"].width, "poison": 1}))
+        entry = Signal(_entry_layout(cfg))
         m.d.comb += [entry.bytes.eq(length), entry.poison.eq(beat.user)]
         for v in range(cfg.vcs):
             m.d.comb += [heads[v].w_data.eq(entry),

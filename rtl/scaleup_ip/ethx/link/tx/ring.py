@@ -90,10 +90,9 @@ class ReplayRing(ConfiguredComponent):
 
     def _room(self, m, descs, dw, at, pending, p_start, rows):
         """``room``, registered [Fmax]: frames kept and pending below ``replay_frames − 1``
-        and ``limit``,
-        and rows for a longest frame after those of the oldest frame kept (its descriptor
-        read at ``acked`` two clocks ago: no room until that read is current). A frame's
-        first beat also waits for a clock without a write: then nothing entered since
+        and ``limit``, and rows for a longest frame after those of the oldest frame kept (its
+        descriptor read at ``acked`` two clocks ago: no room until that read is current). A
+        frame's first beat also waits for a clock without a write: then nothing entered since
         ``room`` was computed."""
         cfg = self.config
         oldest = descs.read_port()
