@@ -33,9 +33,10 @@ from scaleup_ip.ethx import (
 )
 from scaleup_ip.ethx.link import ChannelConfig, EthxChannel, EthxLink, LinkConfig
 from scaleup_ip.ethx.completer import Completer
-from scaleup_ip.tl import AddrCacheConfig, TlConfig
+from scaleup_ip.tl import AddrCacheConfig, OriginatorConfig, TlConfig
 from scaleup_ip.tl.rx import TlRx
 from scaleup_ip.tl.tx import TlTx, TxAddrCache
+from scaleup_ip.tl.upli import UpliOriginator
 from sim import toolchain
 
 from fpga import report
@@ -56,6 +57,7 @@ BLOCKS = [
     ("tl_rx", TlRx, TlConfig(), "abc"),
     ("tl_tx_cache", TxAddrCache, AddrCacheConfig(), "abc9"),
     ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),
+    ("tl_originator", UpliOriginator, OriginatorConfig(), "abc"),
     ("dl", UalinkDl, DlConfig(), "abc"),
     ("dl_err_link", ErrorLink, ErrLinkConfig(), "abc9"),
     ("ethx_framer", EthxFramer, EthxConfig(), "abc"),

@@ -57,15 +57,16 @@ class Credits:
 
 class UpliItemSender:
     """Sends golden-model items on the four channels a TL takes from its local originator and
-    completer, ``<prefix>req``, ``orig``, ``rd_rsp`` and ``wr_rsp``, only with credit: a data
-    command with its beat 0 and credits for all its beats, the rest back to back."""
+    completer, ``<prefix>req``, ``orig``, ``rd_rsp`` and ``wr_rsp`` (or those of ``channels``),
+    only with credit: a data command with its beat 0 and credits for all its beats, the rest
+    back to back."""
 
-    def __init__(self, dut, prefix=""):
+    def __init__(self, dut, prefix="", channels=("req", "orig", "rd_rsp", "wr_rsp")):
         self.dut = dut
         self.channels = {name: (getattr(dut, f"{prefix}{name}__vld"),
                                 getattr(dut, f"{prefix}{name}__payload"),
                                 Credits(dut, f"{prefix}{name}"))
-                         for name in ("req", "orig", "rd_rsp", "wr_rsp")}
+                         for name in channels}
         self.requests, self.responses, self.raw, self.busy = [], [], [], False
         for vld, _, _ in self.channels.values():
             vld.value = 0
@@ -84,6 +85,8 @@ class UpliItemSender:
         return not (self.requests or self.responses or self.raw or self.busy)
 
     def _drive(self, name, beats):
+        if name not in self.channels:
+            return
         vld, payload, _ = self.channels[name]
         vld.value = int(bool(beats))
         if beats:

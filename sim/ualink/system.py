@@ -50,7 +50,7 @@ async def run(dut, count, *, delay=DELAY, replay_limit=REPLAY_LIMIT, during=None
     counters' changes (``dl``) added."""
     config = UalinkLinkConfig.from_env()
     rng = random.Random(cocotb.RANDOM_SEED)
-    dut.traffic.value = 0
+    dut.traffic.value = dut.guard.value = 0
     await start(dut, delay=delay, seed=rng.getrandbits(64) | 1, ack_timeout=2000,
                 replay_limit=replay_limit)
     counter = Flits(dut)
@@ -72,7 +72,7 @@ async def run_traffic(dut, count, *, ber, delay=DELAY, replay_limit=REPLAY_LIMIT
     the report (:func:`sim.tl.system.hardware_exchange`'s, and the DL counters' changes)."""
     config = UalinkLinkConfig.from_env()
     rng = random.Random(cocotb.RANDOM_SEED)
-    dut.traffic.value = 1
+    dut.traffic.value, dut.guard.value = 1, 0
     dut.gen_enable.value = dut.gen_load.value = 0
     await start(dut, delay=delay, seed=rng.getrandbits(64) | 1, ack_timeout=2000,
                 replay_limit=replay_limit)

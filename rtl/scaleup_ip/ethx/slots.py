@@ -3,6 +3,7 @@
 
 from amaranth import Array, Cat, Const, Mux, Signal
 
+from ..select import lowest_set
 from .layout import NODE_BITS
 
 __all__ = ["Slots", "TIMEOUT_TICKS", "gen_bits", "slot_bits"]
@@ -19,15 +20,6 @@ def slot_bits(count):
 def gen_bits(count):
     """Bits of a record ``id`` above the slot: the slot's generation."""
     return 8 - slot_bits(count)
-
-
-def _lowest(m, mask, count, name):
-    """The number of the lowest set bit of ``mask`` (0 when none is)."""
-    first = Signal(range(count), name=name)
-    for k in reversed(range(count)):
-        with m.If(mask[k]):
-            m.d.comb += first.eq(k)
-    return first
 
 
 class Slots:
@@ -69,7 +61,7 @@ class Slots:
                                       for k in range(self.count)))
         waits = Cat(self._same[k] & (local | (self.dests[k] != node))
                     for k in range(self.count)) != 0
-        return waits, _lowest(m, ~self.live, self.count, "free"), ~self.live != 0
+        return waits, lowest_set(m, ~self.live, self.count, "free"), ~self.live != 0
 
     def take(self, m, slot, axid, node):
         """Give ``slot`` to a request of ``axid`` (the one :meth:`admit` was asked about): it
@@ -130,4 +122,4 @@ class Slots:
             with m.If(tick & aging[k] & (age != TIMEOUT_TICKS)):
                 m.d.sync += age.eq(age + 1)
             m.d.comb += due[k].eq(self.live[k] & self.head[k] & (age == TIMEOUT_TICKS))
-        return due != 0, _lowest(m, due, self.count, "due_slot")
+        return due != 0, lowest_set(m, due, self.count, "due_slot")

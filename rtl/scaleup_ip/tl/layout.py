@@ -60,6 +60,10 @@ __all__ = [
     "traffic_limits",
     "cache_decision_layout",
     "cache_entry_layout",
+    "IsolationCause",
+    "MAX_OUTSTANDING",
+    "OriginatorConfig",
+    "OriginatorCount",
     "cached_request_layout",
     "compressed_request",
     "control_half",
@@ -72,6 +76,7 @@ __all__ = [
     "half_pair",
     "message_half",
     "orig_data_layout",
+    "originator_counts",
     "orig_data_stream",
     "rd_rsp_layout",
     "rd_rsp_stream",
@@ -575,3 +580,51 @@ traffic_counts = data.ArrayLayout(32, len(UpliChannel))
 #: Items the generator sends before it stops: requests, read responses, write responses
 #: (0: no limit).
 traffic_limits = data.StructLayout({"req": 32, "rd_rsp": 32, "wr_rsp": 32})
+
+
+# UPLI originator with watchdog and Isolation Mode (README §7) ---------------------------------
+
+class IsolationCause(enum.Enum, shape=2):
+    """Why :class:`~scaleup_ip.tl.upli.originator.UpliOriginator` is in Isolation Mode (the
+    first cause) [§3.1.3]."""
+    NONE = 0
+    EXPIRED = 1     # an outstanding request's watchdog expired
+    STALLED = 2     # a request waited for the TL longer than the timeout
+    ISOLATE = 3     # the TL sent a write response with status ISOLATE
+
+
+class OriginatorCount(py_enum.IntEnum):
+    """The originator's counters (16-bit, saturating), README §7 [ours]."""
+    ISOLATE = 0       # write responses with status ISOLATE
+    DUMMY = 1         # completion-timeout responses made up in Isolation Mode
+    DISCARDED = 2     # TL beats and write responses dropped in Isolation Mode
+    UNEXPECTED = 3    # TL beats and write responses answering no outstanding request
+
+
+originator_counts = data.ArrayLayout(16, len(OriginatorCount))
+
+#: Largest request table of an originator [ours].
+MAX_OUTSTANDING = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class OriginatorConfig(BlockConfig):
+    """Parameters of :class:`~scaleup_ip.tl.upli.originator.UpliOriginator` (README §7).
+
+    Parameters
+    ----------
+    outstanding : int
+        Requests outstanding at once, 1 .. :data:`MAX_OUTSTANDING`.
+    completion_timeout : int
+        Clocks a request may stay unanswered (or wait for the TL) before Isolation Mode:
+        16 .. 2**32 - 1, or 0 (no watchdog; only an ISOLATE write response isolates).
+    """
+    outstanding: int = 16
+    completion_timeout: int = 1_000_000
+
+    def __post_init__(self):
+        check_int("originator", "outstanding", self.outstanding, range(1, MAX_OUTSTANDING + 1))
+        check_int("originator", "completion_timeout", self.completion_timeout, range(1 << 32))
+        if 0 < self.completion_timeout < 16:
+            raise ValueError("originator completion_timeout must be 0 (never) or "
+                             f"16 .. 4294967295, not {self.completion_timeout}")
