@@ -530,16 +530,36 @@ def test_checker_rejects(case):
 
 @pytest.mark.parametrize("case", [c for c in BROKEN if _rule(c) in dl.UNPACK_ERRORS])
 def test_unpacker_reports(case):
-    """A malformed flit yields nothing, and every later flit is dropped."""
+    """A malformed flit yields at most the TL flits that end in its first nine beats, and every
+    later flit is dropped [§6.7.4.2]."""
     flits, _, index = BROKEN[case]()
     flits = flits + [assemble(nop_payload(), 0)]
     unpacker = Unpacker()
     out = [unpacker.feed(f) for f in flits]
-    assert unpacker.error == _rule(case)
-    assert out[index:] == [[]] * (len(flits) - index) and unpacker.dropped == len(flits) - index
+    assert unpacker.error == _rule(case) == unpacker.failure.kind
+    assert out[index + 1:] == [[]] * (len(flits) - index - 1)
+    assert unpacker.dropped == len(flits) - index and len(out[index]) <= 9
     assert all(len(done) >= 9 for done in out[:index])      # back to back before it
     with pytest.raises(FlitError, match=rf"^DL flit {index}: {_rule(case)}: "):
         unpack(flits)
+
+
+def test_malformed_flit_keeps_its_first_nine_beats():
+    """DLAltSector set in a flit at full load: its TL flits 0..8 end by sector 143 and are
+    delivered, TL flit 9 (from sector 144, finished in the next flit) and all later ones are
+    dropped; once the link is brought up again (:meth:`Unpacker.restart`) a fresh stream is
+    read whole [§6.7.4.2, ours: README §1]."""
+    flits, sent = _full_load_flits(3)
+    bad = bytearray(flits[0])
+    bad[dl.SH_OFFSET] |= dl.SH_ALT_SECTOR
+    bad[dl.CRC_OFFSET:] = dl.crc_field(bytes(bad))
+    unpacker = Unpacker()
+    assert unpacker.feed(bytes(bad)) == sent[:9] and unpacker.error == "alt_sector"
+    assert unpacker.feed(flits[1]) == [] and unpacker.feed(flits[2]) == []
+    unpacker.restart()
+    again, resent = _full_load_flits(2)
+    assert [f for flit in again for f in unpacker.feed(flit)] == resent[:len(resent) - 1]
+    assert unpacker.error is None and unpacker.dropped == 3
 
 
 @pytest.mark.parametrize("case", ["reserved", "reserved-message", "zero_fill",

@@ -6,17 +6,18 @@ Packer: with TL flits always there, its DL flits equal the model's byte for byte
 missing at random and ``o`` stalling at random, the model's rules checker accepts every DL
 flit and finds the TL flits in order. Unpacker: DL flits the model packs with TL flits present
 at random decision points (patterns the RTL packer never makes among them), NOP flits left
-out, give back the TL flits in order under random stalls; malformed segment headers are
-counted.
+out, give back the TL flits in order under random stalls; a fuzzer flips segment-header bits and the TL flits out, the malformed count
+and the containment are the model's.
 """
 
 import dataclasses
+import os
 import random
 
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from scaleup_ip.config import BlockConfig
 from scaleup_ip.dl import (
@@ -188,28 +189,92 @@ async def rx_random(dut):
         await reset(dut)
 
 
-@cocotb.test(timeout_time=2, timeout_unit="ms")
-async def rx_malformed(dut):
-    """A segment header that sets DLAltSector, or announces a TL flit where the packing rules
-    have no decision point, is counted once per DL flit; the TL flits around it still come
-    out."""
+def _fuzzed(rng, count):
+    """Model-packed DL flits for ``count`` random TL flits, one random segment-header bit of
+    one payload flit flipped (CRC made good again): what the model's unpacker gives for them
+    (TL flits, and whether it contained a malformed flit)."""
+    tl = random_tl_flits(rng, count)
+    flits = _model_flits(tl, model.RandomSource(tl, rng.choice((1.0, 0.7, 0.3)),
+                                                rng.getrandbits(32)))
+    payloads = [k for k, f in enumerate(flits) if not model.is_nop(f)]
+    k, segment, bit = rng.choice(payloads), rng.randrange(SEGMENTS), rng.randrange(8)
+    bad = bytearray(flits[k])
+    bad[SH_OFFSET + segment] ^= 1 << bit
+    bad[-4:] = model.crc_field(bytes(bad[:-4]) + bytes(4))
+    flits[k] = bytes(bad)
+    unpacker = model.Unpacker()
+    expected = [t for f in flits for t in unpacker.feed(f)]
+    headers = " ".join(f"{h:02x}" for h in bad[SH_OFFSET:SH_OFFSET + SEGMENTS])
+    unpacker.mutation = f"DL flit {k} of {len(flits)}: SH{segment} bit {bit} (headers {headers})"
+    return flits, expected, unpacker
+
+
+@cocotb.test(timeout_time=200, timeout_unit="ms")
+async def rx_fuzz(dut):
+    """``FUZZ_CASES`` cases, each model-packed DL flits with one segment-header bit flipped in
+    one of them (the CRC good): the TL flits out are the model's, whatever the flipped bit
+    made of them; a malformed flit is counted, ``fault`` pulses, and every later TL flit is
+    dropped until ``restart``, after which fresh flits come through whole (README §1)."""
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
-    tl = random_tl_flits(rng, 120)                  # 12 DL flits back to back
-    flits = _model_flits(tl, model.ListSource(tl))
-    bad = bytearray(flits[0])
-    bad[SH_OFFSET] |= 0x01                           # DLAltSector in SH0
-    flits[0] = bytes(bad)
-    # A DL flit whose SH4 TL Flit[0] runs past its end (packed back to back): TL Flit[1]
-    # announced as well has no decision point.
-    k = next(k for k, f in enumerate(flits) if f[SH_OFFSET + 4] & 0x90 == 0x10)
-    bad = bytearray(flits[k])
-    bad[SH_OFFSET + 4] |= 0x80
-    flits[k] = bytes(bad)
-    await _unpack(dut, rng, flits, 0, 0, tl, malformed=2)
+    source = LayoutSource(dut, "i", unpack_beat_layout, dut.clk, dut.rst)
+    sink = LayoutSink(dut, "o", flit_layout, dut.clk, dut.rst)
+    sink.set_backpressure(random_pauses(random.Random(rng.getrandbits(32)), 0.2))
+    faults = []
+    cocotb.start_soon(_watch(dut, dut.fault, faults))
+    contained = cases = 0
+    for case in range(int(os.environ["FUZZ_CASES"])):
+        flits, expected, unpacker = _fuzzed(rng, rng.randrange(1, 40))
+        more, error = [], unpacker.error
+        if error is not None:                       # brought up again: a fresh stream
+            contained += 1
+            unpacker.restart()
+            tl = random_tl_flits(rng, 12)
+            more = _model_flits(tl, model.ListSource(tl))
+        before = int(dut.malformed.value), len(faults)
+        await _feed(dut, source, sink, flits, expected, f"{case} ({unpacker.mutation})")
+        assert (int(dut.malformed.value) - before[0], len(faults) - before[1]) == \
+            ((1, 1) if error else (0, 0)), f"case {case}: {unpacker.mutation}: model {error}"
+        if more:
+            dut.restart.value = 1
+            await RisingEdge(dut.clk)
+            dut.restart.value = 0
+            await _feed(dut, source, sink, more, [t for f in more for t in unpacker.feed(f)],
+                        case)
+        await reset(dut)
+        cases += 1
+    dut._log.info("%d cases, %d contained", cases, contained)
+    assert contained > 0
 
 
-@pytest.mark.parametrize("test", ["rx_random", "rx_malformed"])
+async def _watch(dut, signal, seen):
+    while True:
+        await RisingEdge(dut.clk)
+        await ReadOnly()
+        if int(signal.value):
+            seen.append(1)
+
+
+async def _feed(dut, source, sink, flits, expected, case):
+    """The payload flits of ``flits`` into the unpacker (NOPs left out, as the LLR does); the
+    TL flits out must be ``expected`` and no more."""
+    for flit in flits:
+        if model.is_nop(flit):
+            continue
+        headers = [segment_header.from_bits(b) for b in flit[SH_OFFSET:SH_OFFSET + SEGMENTS]]
+        for b in range(BEATS_PER_FLIT):
+            source.send_nowait(data=int.from_bytes(flit[b * BEAT_BYTES:(b + 1) * BEAT_BYTES],
+                                                   "little"), headers=headers)
+    for k, want in enumerate(expected):
+        got = await sink.recv()
+        assert tl_value(got) == want.value, f"case {case}: TL flit {k} differs"
+        assert int(got.msg) == int(want.m0) | int(want.m1) << 1, f"case {case}: TL flit {k}"
+    await source.wait()
+    await ClockCycles(dut.clk, 4)
+    assert source.empty() and sink.empty(), f"case {case}: TL flits beyond the model's"
+
+
+@pytest.mark.parametrize("test", ["rx_random", "rx_fuzz"])
 def test_dl_unpack(test):
     harness.run(DlUnpack(), _Config(), toplevel="dl_unpack", test_module=__name__,
-                testcase=test)
+                testcase=test, extra_env={"FUZZ_CASES": str(harness.long_form(1000, 20000))})

@@ -55,10 +55,12 @@ class UalinkDl(ConfiguredComponent):
     Link states [§6.7.1]: FAULT while ``fault`` (the reset state; [ours] no RS: ``fault``
     stands for its fault signalling), then IDLE (nothing sent); NOP when ``enable`` (NOP flits
     only), UP once ``config.nop_flits`` NOP flits are sent and two flits in a row were
-    received with a good CRC; back to IDLE on an ack timeout or ``retrain`` [ours: a PHY
-    retrain, or a higher layer taking the link down], and from there to NOP again while
-    ``enable``. The replay state is kept through IDLE and NOP [ours], so flits lost while the
-    link was down are replayed when it is UP again: nothing is lost. Entering NOP makes the
+    received with a good CRC; back to IDLE on an ack timeout, ``retrain`` [ours: a PHY
+    retrain, or a higher layer taking the link down] or a malformed DL flit received
+    (:class:`DlUnpack` contains it, §6.7.4.2), and from there to NOP again while ``enable``.
+    The replay state is kept through IDLE and NOP [ours], so flits lost while the link was
+    down are replayed when it is UP again: nothing is lost but the TL flits a malformed flit
+    takes with it (README §1). Entering NOP makes the
     receiver trust only Explicit flits until one is taken (Rx_ambiguous) [ours], since flits
     lost while the link was down never showed as bad CRCs.
 
@@ -150,16 +152,17 @@ class UalinkDl(ConfiguredComponent):
             self.tx_counts.eq(tx.counts), self.rx_counts.eq(rx.counts),
             self.malformed.eq(unpack.malformed), self.unacked.eq(tx.unacked),
         ]
-        self._states(m, tx, rx)
+        self._states(m, tx, rx, unpack)
         return m
 
-    def _states(self, m, tx, rx):
-        """The link state machine [§6.7.1] and the transmitter's mode."""
+    def _states(self, m, tx, rx, unpack):
+        """The link state machine [§6.7.1] and the transmitter's mode; a malformed DL flit
+        takes the link down [§6.7.4.2], and the unpacker starts afresh when it comes up."""
         cfg = self._config
         nops = Signal(range(cfg.nop_flits + 1))
         received = Signal(range(_UP_RECEIVED + 1))
         state = self.state
-        m.d.comb += [tx.mode.eq(LinkMode.IDLE), rx.resync.eq(0)]
+        m.d.comb += [tx.mode.eq(LinkMode.IDLE), rx.resync.eq(0), unpack.restart.eq(rx.resync)]
         with m.If(state == DlState.NOP):
             m.d.comb += tx.mode.eq(LinkMode.NOP)
         with m.If(state == DlState.UP):
@@ -180,9 +183,10 @@ class UalinkDl(ConfiguredComponent):
                                                              received + 1), 0))
                 with m.If((nops == cfg.nop_flits) & (received == _UP_RECEIVED)):
                     m.d.sync += [state.eq(DlState.UP), self.ups.eq(self.ups + 1)]
-                with m.If(self.retrain | ~self.enable):
+                with m.If(self.retrain | ~self.enable | unpack.fault):
                     m.d.sync += state.eq(DlState.IDLE)
-            with m.Case(DlState.UP), m.If(tx.timeout | self.retrain | ~self.enable):
+            with m.Case(DlState.UP), m.If(tx.timeout | self.retrain | ~self.enable
+                                          | unpack.fault):
                 m.d.sync += state.eq(DlState.IDLE)
         with m.If(self.fault):
             m.d.sync += state.eq(DlState.FAULT)

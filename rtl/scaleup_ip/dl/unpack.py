@@ -31,13 +31,16 @@ class DlUnpack(Component):
     ignored. A TL flit that runs past the end of a DL flit is completed from the next one.
 
     A segment header that announces a TL flit where the packing rules have no decision point
-    (or sets DLAltSector, which we never send) is counted in ``malformed``, once per DL flit
-    [ours]: the flit's TL flits are delivered where its decision points say, the extra bits
-    are ignored.
+    (or sets DLAltSector, which we never send) makes its DL flit malformed, which is known at
+    its last beat: it is counted in ``malformed`` and contained [§6.7.4.2, ours: README §1].
+    The TL flits it completed in its first nine beats have gone (the extra bits are ignored);
+    one it completes in its last beat, and every TL flit after, are dropped: ``fault`` is set
+    for a clock and every beat is taken and dropped until ``restart``, after which the
+    unpacker starts afresh (no carry-over) at the next DL flit.
 
     Latency: a TL flit is on ``o`` the clock after the beat that completes it is taken.
     Throughput: one beat per clock, and so at most one TL flit per clock. ``i`` waits while
-    ``o`` holds a TL flit that is not taken; nothing is dropped.
+    ``o`` holds a TL flit that is not taken; nothing else is dropped.
 
     Members
     -------
@@ -48,11 +51,15 @@ class DlUnpack(Component):
         TL flits.
     malformed : Out(32)
         DL flits with a malformed segment header, wrapping.
+    fault : Out(1)
+        The clock after a malformed DL flit's last beat: the unpacker is containing it.
+    restart : In(1)
+        The link is being brought up again: containment ends at the next DL flit.
     """
 
     def __init__(self):
         super().__init__({"i": In(unpack_stream()), "o": Out(flit_stream()),
-                          "malformed": Out(32)})
+                          "malformed": Out(32), "fault": Out(1), "restart": In(1)})
 
     def elaborate(self, platform):
         m = Module()
@@ -67,8 +74,11 @@ class DlUnpack(Component):
         last = beat == BEATS_PER_FLIT - 1
         size = Mux(last, LAST_SECTORS, BEAT_SECTORS)
         step = Signal()
-        m.d.comb += [self.i.ready.eq(~self.o.valid | self.o.ready),
+        contained, reopen = Signal(), Signal()
+        resume = contained & reopen & (beat == 0)   # the next DL flit is read afresh
+        m.d.comb += [self.i.ready.eq((~self.o.valid | self.o.ready | contained) & ~resume),
                      step.eq(self.i.valid & self.i.ready)]
+        m.d.sync += self.fault.eq(0)
         start, start_at, at_cursor, start_msg, reached, after = self._decide(m, beat, cursor,
                                                                               size)
         beat_in = self.i.p.data
@@ -92,8 +102,10 @@ class DlUnpack(Component):
         with m.If(step):
             m.d.sync += [beat.eq(Mux(last, 0, beat + 1)),
                          seen.eq(Mux(last, 0, seen | reached))]
-            self._count(m, last, seen | reached)
-            with m.If(completes | whole):
+            bad = self._count(m, last, seen | reached)
+            with m.If(bad):
+                m.d.sync += [contained.eq(1), self.fault.eq(1)]
+            with m.If((completes | whole) & ~bad):
                 m.d.sync += [self.o.valid.eq(1),
                              self.o.p.data.eq(Mux(completes, filled, opened)),
                              self.o.p.msg.eq(Mux(completes, part_msg, start_msg))]
@@ -116,6 +128,8 @@ class DlUnpack(Component):
                 m.d.comb += following.eq(Mux(whole, 0, after))
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
+        with m.If(contained):
+            self._contain(m, resume, reopen, contained, [pending, cursor, amount])
         return m
 
     def _decide(self, m, beat, cursor, size):
@@ -174,3 +188,17 @@ class DlUnpack(Component):
         bad = last & ((announced & ~seen).any() | alt)
         with m.If(bad):
             m.d.sync += self.malformed.eq(self.malformed + 1)
+        return bad
+
+    def _contain(self, m, resume, reopen, contained, carry):
+        """While containing, over the statements above: nothing delivered or counted (the beats
+        still counted, so the DL flits' bounds are kept); after ``restart``, in a clock that
+        takes no beat at the next DL flit's start, the carry-over is cleared and reading
+        resumes."""
+        m.d.sync += [self.o.valid.eq(self.o.valid & ~self.o.ready),
+                     self.o.payload.eq(self.o.payload),     # one shown before stays as it was
+                     self.malformed.eq(self.malformed), self.fault.eq(0)]
+        with m.If(self.restart):
+            m.d.sync += reopen.eq(1)
+        with m.If(resume):
+            m.d.sync += [contained.eq(0), reopen.eq(0)] + [c.eq(0) for c in carry]

@@ -51,7 +51,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 __all__ = [
-    "CRC_BYTES", "CRC_OFFSET", "DL_FLIT_BYTES", "FH_BYTES", "FH_OFFSET", "FH_PAYLOAD",
+    "CONTAINED_AFTER", "CRC_BYTES", "CRC_OFFSET", "DL_FLIT_BYTES", "FH_BYTES", "FH_OFFSET", "FH_PAYLOAD",
     "HALF_SEGMENTS", "PAYLOAD_BYTES", "PAYLOAD_OFFSET", "PAYLOAD_SECTORS", "RULES", "SECTOR_BYTES",
     "SEGMENTS", "SEGMENT_ENDS", "SEGMENT_SECTORS", "SEGMENT_STARTS", "SH_ALT_SECTOR", "SH_BYTES",
     "SH_MESSAGE_SHIFT", "SH_OFFSET", "SH_PRESENT", "SH_RESERVED", "TL_FLIT_BYTES",
@@ -116,6 +116,9 @@ SH_MESSAGE_SHIFT = (2, 5)
 #: DL messages, so an alternative sector cannot be placed); a segment header announces a TL flit
 #: start where no sector is left (the carry-over or the previous TL flit runs to the segment end).
 UNPACK_ERRORS = ("crc", "alt_sector", "no_room")
+#: A malformed flit's TL flits that end in its first 144 payload sectors (nine 64-byte beats)
+#: are delivered; those ending later are dropped [ours, README §1].
+CONTAINED_AFTER = 144
 #: Everything :class:`RulesChecker` checks: the above, then reserved segment header bits not zero
 #: (including the Message bits of an absent TL flit), a sector the rules leave unallocated not zero
 #: ("zero fill"), a payload flit with no TL flit sector ([ours]: that is a NOP flit), a NOP flit
@@ -649,14 +652,20 @@ class Unpacker:
     which may be between two payload flits that share a TL flit; the receiver enqueues only
     payload flits [§6.6.6.4].
 
-    A malformed flit (one of :data:`UNPACK_ERRORS`) yields no TL flit; the unpacker records the
-    error and drops every later flit, as the carry-over is then unknown ("Subsequent TL Flits are
-    dropped" [§6.7.4.2]).
+    A malformed flit (one of :data:`UNPACK_ERRORS`: DLAltSector set, or a TL flit announced
+    where no decision point is) is contained [§6.7.4.2, ours: README §1]: it is read as if the
+    offending bits were clear, the TL flits it completes in its first
+    :data:`CONTAINED_AFTER` payload sectors (the first nine 64-byte beats, which a receiver
+    passes on before it has seen the whole flit) are delivered, and those it completes later
+    and every later flit are dropped ("Subsequent TL Flits are dropped"), until :meth:`restart`
+    (the link brought up again).
 
     Attributes
     ----------
     error : str or None
-        The first error's kind.
+        The first error's kind (until :meth:`restart`).
+    failure : FlitError or None
+        That error.
     dl_flits, dropped, tl_flits : int
         DL flits fed, DL flits dropped (the malformed one and all after it), TL flits delivered.
     """
@@ -664,8 +673,14 @@ class Unpacker:
     def __init__(self):
         self._sectors = []              # sectors received of the TL flit under way
         self._messages = (False, False)
-        self.error = None
+        self._flit_error = None
+        self.error = self.failure = None
         self.dl_flits = self.dropped = self.tl_flits = 0
+
+    def restart(self):
+        """The link is brought up again: no carry-over, no error [ours]."""
+        self._sectors, self._messages = [], (False, False)
+        self.error = self.failure = None
 
     @property
     def pending(self):
@@ -680,11 +695,17 @@ class Unpacker:
             self.dropped += 1
             return []
         try:
-            return self._accept(bytes(flit), index)
-        except FlitError as e:
-            self.error = e.kind
-            self.dropped += 1
-            return []
+            done = self._accept(bytes(flit), index)
+        except FlitError as e:              # a bad CRC: nothing of it can be read
+            done, self._flit_error = [], e
+        if self._flit_error is None:
+            return done
+        self.failure, self._flit_error = self._flit_error, None
+        self.error = self.failure.kind
+        self.dropped += 1
+        kept = [f for f, end in zip(done, self._ends) if end < CONTAINED_AFTER]
+        self.tl_flits -= len(done) - len(kept)
+        return kept
 
     # -- reading one flit; raises FlitError --
 
@@ -696,12 +717,14 @@ class Unpacker:
             return []
         payload = [flit[k:k + SECTOR_BYTES] for k in range(0, PAYLOAD_BYTES, SECTOR_BYTES)]
         used = [False] * PAYLOAD_SECTORS
-        done = []
+        done, self._ends = [], []
         for segment in range(SEGMENTS):
             sh = flit[SH_OFFSET + segment]
             self._segment_header(sh, segment, index)
             for piece in self._pieces(sh, segment, index):
-                done += self._take(payload, piece, sh)
+                taken = self._take(payload, piece, sh)
+                done += taken
+                self._ends += [piece.first + piece.count - 1] * len(taken)
                 used[piece.first:piece.first + piece.count] = [True] * piece.count
         self._payload(payload, used, index)
         self.tl_flits += len(done)
@@ -722,8 +745,10 @@ class Unpacker:
                 continue
             if pos >= end:
                 runs = "TL Flit[0]" if slot == 1 and sh & SH_PRESENT[0] else "the carry-over"
-                raise FlitError("no_room", f"SH{segment}={sh:#04x} starts TL Flit[{slot}], but "
-                                f"{runs} runs to the end of the segment", index)
+                self._malformed(FlitError(
+                    "no_room", f"SH{segment}={sh:#04x} starts TL Flit[{slot}], but {runs} "
+                    "runs to the end of the segment", index))
+                continue                        # read as if the bit were clear
             pieces.append(_Piece(pos, min(TL_FLIT_SECTORS, end - pos), slot))
             pos += pieces[-1].count
         return pieces
@@ -745,8 +770,14 @@ class Unpacker:
 
     def _segment_header(self, sh, segment, index):
         if sh & SH_ALT_SECTOR:
-            raise FlitError("alt_sector", f"SH{segment}={sh:#04x} announces a DL alternative "
-                            "sector, and this DL exchanges no DL messages", index)
+            self._malformed(FlitError("alt_sector", f"SH{segment}={sh:#04x} announces a DL "
+                                      "alternative sector, and this DL exchanges no DL "
+                                      "messages", index))
+
+    def _malformed(self, error):
+        """The flit being read is malformed: keep the first error and read on."""
+        if self._flit_error is None:
+            self._flit_error = error
 
     def _payload(self, payload, used, index):
         pass
@@ -790,6 +821,9 @@ class RulesChecker(Unpacker):
                     raise FlitError("data", f"TL flit {k} differs from the expected one", index)
         return done
 
+    def _malformed(self, error):
+        raise error
+
     def _segment_header(self, sh, segment, index):
         super()._segment_header(sh, segment, index)
         reserved = sh & SH_RESERVED
@@ -817,8 +851,12 @@ class RulesChecker(Unpacker):
 def unpack(flits):
     """The TL flits completed in each of the DL flits ``flits``; raise :class:`FlitError` on a
     malformed one."""
-    unpacker = Unpacker()
-    return [unpacker._accept(bytes(flit), index) for index, flit in enumerate(flits)]
+    unpacker, out = Unpacker(), []
+    for flit in flits:
+        out.append(unpacker.feed(flit))
+        if unpacker.failure is not None:
+            raise unpacker.failure
+    return out
 
 
 def check(flits, expected=None):
