@@ -13,6 +13,7 @@ rejects the other's flits or asks for replays forever, and the test stalls and f
 """
 
 import collections
+import dataclasses
 import random
 
 import cocotb
@@ -39,13 +40,19 @@ class _ModelEnd:
     """The far end: the LLR model, its packer's bodies queued as TL payloads, an unpacker for
     what it delivers."""
 
-    def __init__(self, tl):
+    def __init__(self, tl, malformed=None):
         self.llr = dl_llr.DlEndpoint(depth=32, ack_timeout=_ACK_TIMEOUT,
                                      replay_limit=_REPLAY_LIMIT)
         packer, source = dl_flit.Packer(), dl_flit.ListSource(tl)
+        self.bodies = []
         while not source.empty or packer.carry:
             body = packer.pack(source)
             if not body.nop:
+                if len(self.bodies) == malformed:         # DLAltSector set in SH0
+                    headers = bytes([body.segment_headers[0] | dl_flit.SH_ALT_SECTOR]) + \
+                        body.segment_headers[1:]
+                    body = dataclasses.replace(body, segment_headers=headers)
+                self.bodies.append(body)
                 self.llr.push(body)
         self.unpacker = dl_flit.Unpacker()
         self.received = []
@@ -148,7 +155,36 @@ async def cosim_errors(dut):
     assert tx["REPLAYED"] > 0 and rx["BAD_CRC"] > 0
 
 
-@pytest.mark.parametrize("test", ["cosim_clean", "cosim_errors"])
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def cosim_malformed(dut):
+    """The model end's 6th payload flit has DLAltSector set (its CRC good): the RTL end
+    delivers the TL flits the model's unpacker gives up to there (those of its first nine
+    beats), counts the flit, takes the link down (§6.7.4.2) and brings it up again."""
+    await _start(dut)
+    rng = random.Random(cocotb.RANDOM_SEED)
+    theirs = random_tl_flits(rng, 200)
+    model = _ModelEnd(theirs, malformed=5)
+    unpacker = dl_flit.Unpacker()
+    expected = [t for body in model.bodies
+                for t in unpacker.feed(dl_flit.assemble(body, dl_flit.FH_PAYLOAD))]
+    assert unpacker.error == "alt_sector" and len(expected) < len(theirs)
+    _link(dut, rng, model, {"corrupt": 0, "drop": 0}, collections.Counter())
+    sink = LayoutSink(dut, "tl_out", flit_layout, dut.clk, dut.rst)
+    ups = int(dut.ups.value)                    # up, then down and up again: two more
+    for k, want in enumerate(expected):
+        got = await sink.recv()
+        assert tl_value(got) == want.value, f"TL flit {k}"
+    for _ in range(1000):
+        await ClockCycles(dut.clk, 10)
+        if int(dut.malformed.value) == 1 and int(dut.ups.value) >= ups + 2 \
+                and int(dut.state.value) == DlState.UP.value:
+            break
+    else:
+        raise AssertionError("the link did not go down and come up again")
+    assert int(dut.malformed.value) == 1
+
+
+@pytest.mark.parametrize("test", ["cosim_clean", "cosim_errors", "cosim_malformed"])
 def test_dl_cosim(test):
     harness.run(UalinkDl(DlConfig()), DlConfig(), toplevel="ualink_dl",
                 test_module=__name__, testcase=test)
