@@ -21,7 +21,16 @@ from ..ethx import (
     WriteCount,
 )
 from ..ethx.link import EthxLink, LinkConfig, LinkRxCount, LinkTxCount
-from ..tl import RxError, TlConfig, TlEndpoint, TxCacheCount, UpliError
+from ..tl import (
+    OriginatorConfig,
+    OriginatorCount,
+    RxError,
+    TlConfig,
+    TlEndpoint,
+    TxCacheCount,
+    UpliError,
+)
+from ..tl.upli import UpliOriginator
 from ..ualink import UalinkEnd, UalinkEndConfig
 
 __all__ = ["TOPS", "Top"]
@@ -80,6 +89,9 @@ TOPS = {top.name: top for top in [
     Top("ualink_tl_cache", TlEndpoint, TlConfig(cache_ways=4),
         "UALink transaction layer with 4-way address caches (request compression)",
         _TL_NAMES | {"tx_cache_counts": TxCacheCount}),
+    Top("ualink_originator", UpliOriginator, OriginatorConfig(),
+        "An accelerator's UPLI originator: a watchdog per request and Isolation Mode, to put "
+        "in front of ualink_tl or ualink_end", {"counts": OriginatorCount}),
     Top("ualink_dl", UalinkDl, DlConfig(),
         "UALink data link: TL flits to and from 640-byte DL flits, CRC, link-level replay",
         _DL_NAMES),

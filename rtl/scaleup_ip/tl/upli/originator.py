@@ -315,7 +315,8 @@ class UpliOriginator(ConfiguredComponent):
             self._event(m, OriginatorCount.DISCARDED, tl.valid)
             self._event(m, OriginatorCount.DUMMY, taken & out.payload.last)
         with m.Else():
-            m.d.comb += [out.valid.eq(tl.valid & (hit != 0)), out.payload.eq(beat),
+            m.d.comb += [out.valid.eq(tl.valid & (hit != 0)),
+                         out.payload.eq(Mux(tl.valid, beat.as_value(), 0)),   # never X
                          tl.ready.eq(out.ready | (hit == 0))]
             self._event(m, OriginatorCount.UNEXPECTED, tl.valid & (hit == 0))
         p = out.payload
@@ -359,6 +360,7 @@ class UpliOriginator(ConfiguredComponent):
             self._event(m, OriginatorCount.DUMMY, taken)
         with m.Else():
             deliver = ~isolate & (hit != 0)
-            m.d.comb += [out.valid.eq(tl.valid & deliver), out.payload.eq(rsp),
+            m.d.comb += [out.valid.eq(tl.valid & deliver),
+                         out.payload.eq(Mux(tl.valid, rsp.as_value(), 0)),    # never X
                          tl.ready.eq(out.ready | ~deliver)]
             self._event(m, OriginatorCount.UNEXPECTED, tl.valid & ~isolate & (hit == 0))
