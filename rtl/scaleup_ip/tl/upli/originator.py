@@ -117,7 +117,8 @@ class UpliOriginator(ConfiguredComponent):
         the further beats after it, as :class:`~scaleup_ip.tl.upli.sender.UpliRequestSender`
         takes them.
     rd_rsp, wr_rsp : Out(stream)
-        Responses to the device: the TL's, unchanged, and the dummies.
+        Responses to the device: the TL's, unchanged (all zero while not valid), and the
+        dummies.
     tl_req, tl_orig : Out(upli_channel(...))
         To a :class:`~scaleup_ip.tl.TlEndpoint`'s ``req`` and ``orig``, with its credits.
     tl_rd_rsp, tl_wr_rsp : In(upli_channel(...))
@@ -128,11 +129,13 @@ class UpliOriginator(ConfiguredComponent):
     cause : Out(IsolationCause)
         What started it.
     counts : Out(originator_counts)
-        By :class:`~scaleup_ip.tl.layout.OriginatorCount`, 16-bit saturating.
+        By :class:`~scaleup_ip.tl.layout.OriginatorCount`, 16-bit saturating, two clocks
+        after their events.
 
     Latency: requests combinational to the TL (as ``UpliRequestSender``); responses two clocks
     (the channel buffer) and combinational to the device. Throughput: a request, a data beat,
-    a read beat and a write response per clock. A request expires between
+    a read beat and a write response per clock; in Isolation Mode a dummy beat or write
+    response per clock, with a clock between two requests' dummies. A request expires between
     ``completion_timeout`` and ``1.125 · completion_timeout + 9`` clocks after it went to the
     TL. Overflow: none; a request waits for a free entry.
     """
