@@ -11,8 +11,6 @@ backoff; parameter checks.
 Random tests print their seed; ``SEED=n`` reproduces a run.
 """
 
-import os
-import random
 
 import pytest
 
@@ -49,14 +47,6 @@ MB = 1 << 20
 LEN64, LEN128, LEN192, LEN256 = 15, 31, 47, 63          # ReqLen of 64 .. 256 bytes
 CMD_CODE = {cmd: code for code, cmd in COMPRESSED_COMMANDS.items()}
 PLAIN = Decision(compressed=False, cload=False, way=None)
-
-
-@pytest.fixture
-def rng():
-    value = os.environ.get("SEED")
-    seed = int(value) if value else random.SystemRandom().randrange(1 << 31)
-    print(f"seed {seed} (SEED={seed})")
-    return random.Random(seed)
 
 
 def read(tx, acc, addr, length=LEN64):

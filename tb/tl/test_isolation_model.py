@@ -13,7 +13,6 @@ one whole answer. The same run with a deliberately broken dummy shows that the c
 Random tests print their seed; ``SEED=n`` reproduces a run.
 """
 
-import os
 import random
 
 import pytest
@@ -41,14 +40,6 @@ VENDOR_READS = range(0x08, 0x10)
 VENDOR_WRITES = range(0x2C, 0x30)
 VENDOR_ATOMICS = range(0x3C, 0x40)
 SRC, DST = 0x155, 0x2AA        # ReqSrcPhysAccID, ReqDstPhysAccID: distinct bit patterns
-
-
-@pytest.fixture
-def rng():
-    value = os.environ.get("SEED")
-    seed = int(value) if value else random.SystemRandom().randrange(1 << 31)
-    print(f"seed {seed} (SEED={seed})")
-    return random.Random(seed)
 
 
 def req(cmd, tag, addr=0, length=15, num_beats=0, vc=2):

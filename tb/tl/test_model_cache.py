@@ -8,8 +8,6 @@ same row and way. Seeds are printed (``SEED=n`` reproduces one run).
 """
 
 import dataclasses
-import os
-import random
 
 import pytest
 
@@ -42,13 +40,6 @@ from sim.tl.traffic import (
 
 PLENTY = {cls: {"pool": 100_000} for cls in CLASSES}
 SMALL = AddrCacheConfig(ways=2, rows=4, backoff_window=8, backoff_min_hits=2, backoff_length=16)
-
-
-@pytest.fixture
-def rng():
-    seed = int(os.environ.get("SEED") or random.SystemRandom().randrange(1 << 31))
-    print(f"SEED={seed}")
-    return random.Random(seed)
 
 
 def link(config=None, policy="always", returns=None):
