@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The cocotb side of :class:`sim.ethx.link.pair.EthxLinkPair`: both ends' bridge sides, the
-channels between them (whose ``fate`` loses or corrupts frames by kind), what was offered and
-what arrived, and the checks that every frame arrived once and in order per VC, that the two
-ends' counters agree with each other and with the channels' losses, and that nothing is kept,
-queued or owed credit at the end."""
+"""The cocotb side of :class:`sim.ethx.link.pair.EthxLinkPair`: both ends' bridge sides (and
+best-effort sides, with ``be_bytes``), the channels between them (whose ``fate`` loses or
+corrupts frames by kind), what was offered and what arrived, and the checks that every frame
+arrived once and in order per VC, that the two ends' counters agree with each other and with
+the channels' losses, and that nothing is kept, queued or owed credit at the end."""
 
 import collections
 import functools
@@ -12,6 +12,8 @@ import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from scaleup_ip.ethx.link import (
+    MIN_BE_BYTES,
+    BeCount,
     LinkConfig,
     LinkRxCount,
     LinkTxCount,
@@ -36,12 +38,14 @@ _PERIODS = ("cf_period", "cc_period")
 
 
 def kind_of(received):
-    """A wire frame's kind for loss rules: ``data`` (poisoned ones too), ``cc`` or a control
-    kind's name."""
+    """A wire frame's kind for loss rules: ``data`` (poisoned ones too), ``cc``, ``be`` (a
+    best-effort frame: not the link's) or a control kind's name."""
     if received.cls in (model.Class.DATA, model.Class.POISONED):
         return "data"
     if received.cls is model.Class.CC:
         return "cc"
+    if received.cls is model.Class.FOREIGN:
+        return "be"
     return received.kind.name.lower()
 
 
@@ -72,14 +76,45 @@ class LinkPairEnv(EthxEnv):
         self.foreign = {e: 0 for e in NODES}      # good foreign frames injected towards e
         self.rule = None                # rule(end, received, wire): a fate that overrides, or None
         self.arrivals = {e: [] for e in NODES}    # (clock, bytes) of each frame delivered to e
+        # The best-effort path: frames offered from e (good ones, and how many malformed), sent
+        # on e's wire so far, due at e in wire order (sent intact or injected), and got at e.
+        self.be_offered = {e: [] for e in NODES}
+        self.be_malformed = {e: 0 for e in NODES}
+        self.be_sent = {e: 0 for e in NODES}
+        self.be_due = {e: [] for e in NODES}
+        self.be_got = {e: [] for e in NODES}
+        if cfg.be_bytes:
+            self.be_source = {e: LayoutSource(dut, f"{e}_be_i", layout, dut.clk, dut.rst)
+                              for e in NODES}
+            self.be_sink = {e: LayoutSink(dut, f"{e}_be_o", layout, dut.clk, dut.rst)
+                            for e in NODES}
 
     def _fate(self, end, wire):
+        fate = self._judge(end, wire)
+        if kind_of(model.classify(wire, max_bytes=self.config.max_wire_bytes)) == "be":
+            if fate is None:
+                self.be_due[other(end)].append(wire[:-model.FCS_BYTES])
+                self.foreign[other(end)] += 1
+            elif fate is not False and model.classify(
+                    fate, max_bytes=self.config.max_wire_bytes).cls is model.Class.FOREIGN:
+                self.be_due[other(end)].append(fate[:-model.FCS_BYTES])
+                self.foreign[other(end)] += 1
+        return fate
+
+    def _judge(self, end, wire):
         got = model.classify(wire, max_bytes=self.config.max_wire_bytes,
                              seq_bits=self.config.seq_bits)
-        assert got.cls in (model.Class.DATA, model.Class.POISONED, model.Class.CC,
-                           model.Class.CONTROL), (
-            got, len(wire), wire[:24].hex())
-        assert got.node == NODES[end], got
+        if got.cls is model.Class.FOREIGN and self.config.be_bytes:
+            # A best-effort frame: the next one offered at ``end``, with a good FCS.
+            offered = self.be_offered[end]
+            assert self.be_sent[end] < len(offered), "a best-effort frame never offered"
+            assert wire[:-model.FCS_BYTES] == offered[self.be_sent[end]], (
+                end, self.be_sent[end], wire.hex())
+            self.be_sent[end] += 1
+        else:
+            assert got.cls in (model.Class.DATA, model.Class.POISONED, model.Class.CC,
+                               model.Class.CONTROL), (got, len(wire), wire[:24].hex())
+            assert got.node == NODES[end], got
         kind = kind_of(got)
         self.sent_kinds[end][kind] += 1
         fate = self.rule(end, got, wire) if self.rule else None
@@ -123,6 +158,9 @@ class LinkPairEnv(EthxEnv):
         for e in NODES:
             self.sink[e].set_backpressure(random_pauses(self.rng, pause))
             cocotb.start_soon(self._collect(e))
+            if self.config.be_bytes:
+                self.be_sink[e].set_backpressure(random_pauses(self.rng, pause))
+                cocotb.start_soon(self._collect_be(e))
 
     async def _collect(self, end):
         cfg = self.config
@@ -135,6 +173,22 @@ class LinkPairEnv(EthxEnv):
                     break
             self.got[end][model.link_vc(data, cfg.vcs)].append(data)
             self.arrivals[end].append((cycle(), len(data)))
+
+    async def _collect_be(self, end):
+        """Best-effort frames out of ``end``: ``keep`` all ones but on a last beat, contiguous
+        from byte 0 there."""
+        cfg = self.config
+        ones = (1 << cfg.eth_bytes) - 1
+        while True:
+            data = b""
+            while True:
+                beat = await self.be_sink[end].recv()
+                keep = int(beat.keep)
+                assert keep == ones or (beat.last and keep and keep & (keep + 1) == 0), keep
+                data += int(beat.data).to_bytes(cfg.eth_bytes, "little")[:keep.bit_length()]
+                if beat.last:
+                    break
+            self.be_got[end].append(data)
 
     # --- traffic ---------------------------------------------------------------------------
 
@@ -155,6 +209,28 @@ class LinkPairEnv(EthxEnv):
         for k, beat in enumerate(beats):
             self.source[end].send_nowait(user=int(poisoned and k == len(beats) - 1), **beat)
 
+    def be_frame(self, size=None):
+        """A best-effort frame (no FCS) of ``size`` bytes, or of a random legal size."""
+        cfg = self.config
+        size = size or self.rng.choice([MIN_BE_BYTES, self.rng.randrange(MIN_BE_BYTES, 200),
+                                        self.rng.randrange(MIN_BE_BYTES, cfg.max_be_bytes + 1),
+                                        cfg.max_be_bytes])
+        return bytes.fromhex("02000000aa0102000000010208") + self.rng.randbytes(size - 13)
+
+    def offer_be(self, end, frame, *, keep=None):
+        """Send ``frame`` on ``end``'s best-effort side; a malformed one (too short, too long,
+        or with ``keep`` as given on its last beat) is expected dropped and counted."""
+        cfg = self.config
+        beats = bytes_to_beats(frame, cfg.eth_bytes)
+        if keep is not None:
+            beats[-1]["keep"] = keep
+        if keep is None and MIN_BE_BYTES <= len(frame) <= cfg.max_be_bytes:
+            self.be_offered[end].append(frame)
+        else:
+            self.be_malformed[end] += 1
+        for beat in beats:
+            self.be_source[end].send_nowait(user=0, **beat)
+
     async def traffic(self, frames, vcs=None, gap=0.02):
         """``frames`` random frames from each end, now and then a pause."""
         for _ in range(frames):
@@ -168,7 +244,19 @@ class LinkPairEnv(EthxEnv):
 
     def delivered(self):
         return all(len(self.got[other(e)][v]) >= len(self.offered[e][v])
-                   for e in NODES for v in range(self.config.vcs))
+                   for e in NODES for v in range(self.config.vcs)) and self.be_delivered()
+
+    def be_delivered(self):
+        """Every best-effort frame offered has been sent, and every frame due has arrived or
+        been dropped."""
+        if not self.config.be_bytes:
+            return True
+        for e in NODES:
+            dropped = self.be_counts(e)["BE_RX_DROPPED"]
+            if (self.be_sent[e] < len(self.be_offered[e]) or not self.be_source[e].empty()
+                    or len(self.be_got[e]) + dropped < len(self.be_due[e])):
+                return False
+        return True
 
     async def settle(self, clocks=200_000):
         """Until every frame has arrived and both ends have nothing kept or owed; then the
@@ -207,6 +295,7 @@ class LinkPairEnv(EthxEnv):
             self.lost[end]["foreign", "corrupt"] += 1
         else:
             self.foreign[other(end)] += 1
+            self.be_due[other(end)].append(frame[:-model.FCS_BYTES])
         self.channel[end].inject(frame)
 
     def credits(self, port, vc):
@@ -235,6 +324,36 @@ class LinkPairEnv(EthxEnv):
     def rx(self, end):
         return {k.name: v for k, v in self.counts(LinkRxCount, f"{end}_rx_counts").items()}
 
+    def be_counts(self, end):
+        return {k.name: v for k, v in self.counts(BeCount, f"{end}_be_counts").items()}
+
+    def check_be(self, end):
+        """``end``'s best-effort frames: every good one offered sent once, in order, the
+        malformed ones counted; what arrived at the far end is what was due there (sent
+        intact or injected), in order, less the frames it counted dropped."""
+        if not self.config.be_bytes:
+            return
+        f = other(end)
+        mine, far = self.be_counts(end), self.be_counts(f)
+        assert self.be_source[end].empty() and self.be_sink[f].empty()
+        assert self.be_sent[end] == len(self.be_offered[end])
+        assert mine["BE_TX"] == self.sent_kinds[end]["be"] == self.be_sent[end], mine
+        assert mine["BE_TX_MALFORMED"] == self.be_malformed[end], mine
+        got = iter(self.be_got[f])
+        at, missing = next(got, None), 0
+        for frame in self.be_due[f]:
+            if frame == at:
+                at = next(got, None)
+            else:
+                missing += 1
+        assert at is None, (f, "a best-effort frame out of order, doubled or never due")
+        assert far["BE_RX"] == len(self.be_got[f]) and far["BE_RX_DROPPED"] == missing, (
+            far, missing)
+        self.dut._log.info("%s best effort: %d offered, %d malformed, %d due at %s, %d got, "
+                           "%d dropped there", end, len(self.be_offered[end]),
+                           self.be_malformed[end], len(self.be_due[f]), f,
+                           len(self.be_got[f]), missing)
+
     def check(self, flushed=False):
         """Everything offered arrived once, in order per VC; with ``flushed``, but the frames
         a FLUSH dropped, as many as the transmitter counted."""
@@ -243,12 +362,14 @@ class LinkPairEnv(EthxEnv):
             f = other(e)
             if flushed:
                 self.check_flushed(e)
+                self.check_be(e)
                 continue
             for v in range(cfg.vcs):
                 assert self.got[f][v] == self.offered[e][v], (e, v, len(self.got[f][v]),
                                                               len(self.offered[e][v]))
             assert self.source[e].empty() and self.sink[e].empty()
             assert self.channel[e].idle()
+            self.check_be(e)
             tx, rx, lost = self.tx(e), self.rx(f), self.lost[e]
             self.dut._log.info("%s tx %s", e, tx)
             self.dut._log.info("%s rx %s", f, rx)

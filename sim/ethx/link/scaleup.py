@@ -70,9 +70,9 @@ CASES = [
          "sweep is sent as the legal sizes just below and above it; MTU 9216"),
     Case("LLR-10", "LLR and non-LLR frames together",
          "(1) both kinds arrive, no loss; (2) with errors, non-LLR lost, LLR not",
-         "the link has no path for frames that are not its own: foreign frames are counted "
-         "RX_FOREIGN and dropped by design (link README §1) [ours]; measured: LLR frames "
-         "unaffected by foreign frames on the wire, with and without errors", fixed="partial"),
+         "a sends its frames and best-effort frames (64, 128, 1518 B; the best-effort path, "
+         "link README §6: no link word, never replayed, no credits); in (2) 2 % of the wire's "
+         "frames of both kinds corrupted"),
     Case("CBFC-01", "Sender credit handling",
          "SENDER_CREDITS_USED/CONSUMED/FREED match the formula over the size sweep",
          "S_CC and S_CF of each VC against sum(ceil((L + overhead) / credit_size)); S_CU 0"),

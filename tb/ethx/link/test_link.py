@@ -5,11 +5,14 @@ offered reaches the other end once and in order (per VC); every wire frame is we
 (checked by the golden model's receive checks); the counters of the two ends agree with each
 other and with what the channels did; at the end nothing is kept, queued or owed credit."""
 
+import itertools
+
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles
 
-from scaleup_ip.ethx.link import LinkConfig, TxState
+from scaleup_ip.ethx.link import MIN_BE_BYTES, EthxLink, LinkConfig, TxState
+from scaleup_ip.ethx.link.tx import BestEffortTx
 from scaleup_ip.model.ethx import link as model
 from sim import harness
 from sim.ethx.link.env import LinkPairEnv as TB
@@ -52,6 +55,60 @@ async def lossy(dut):
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def best_effort(dut):
+    """The best-effort path both ways beside the link's frames: frames of every length (the
+    FCS at every place in a beat), malformed ones (too short, too long, a gap in ``keep``)
+    dropped and counted at the source, 3 % of the wire's frames of both kinds lost or
+    corrupted. The link's frames all arrive; the best-effort frames corrupted or dropped on
+    the wire are lost, the others arrive in order, but those the receiver counted dropped
+    for lack of room (its output paused at random, then stopped while four longest frames
+    come)."""
+    tb = TB(dut, loss=_loss(0.03, ("data", "be")))
+    seen = {e: 0 for e in NODES}
+
+    def fate(end, got, wire):               # each end's 3rd corrupted, 5th dropped
+        if got.cls is not model.Class.FOREIGN:
+            return None
+        seen[end] += 1
+        return {3: wire[:-1] + bytes([wire[-1] ^ 0x10]), 5: False}.get(seen[end])
+
+    tb.rule = fate
+    await tb.start(pause=0.3)
+    cfg = tb.config
+    frames = max(20, 40 * cfg.eth_bytes // 8)
+    bad_keep = 0b101 if cfg.eth_bytes > 1 else None
+    task = cocotb.start_soon(tb.traffic(frames))
+    for k in range(frames * 3):
+        e = tb.rng.choice(list(NODES))
+        if k % 10 == 9:
+            size = tb.rng.choice([1, 13, MIN_BE_BYTES - 1, cfg.max_be_bytes + 1])
+            tb.offer_be(e, tb.be_frame(max(size, 14))[:size])
+        elif k % 10 == 5 and bad_keep:
+            tb.offer_be(e, tb.be_frame(MIN_BE_BYTES + 8 * cfg.eth_bytes + 3), keep=bad_keep)
+        else:
+            tb.offer_be(e, tb.be_frame(MIN_BE_BYTES + k % 64 if k % 3 else None))
+        while not tb.be_source[e].empty():
+            await ClockCycles(dut.clk, 1)
+        await ClockCycles(dut.clk, tb.rng.randrange(0, 40))
+    await task
+    tb.loss = {}
+    tb.be_sink["b"].set_backpressure(itertools.repeat(True))
+    for _ in range(4):
+        tb.offer_be("a", tb.be_frame(cfg.max_be_bytes))
+    while tb.be_sent["a"] < len(tb.be_offered["a"]):
+        await ClockCycles(dut.clk, 10)
+    await ClockCycles(dut.clk, 2 * cfg.rows(cfg.max_wire_bytes))
+    tb.be_sink["b"].set_backpressure(itertools.repeat(False))
+    await tb.settle()
+    tb.check()
+    counts = {e: tb.be_counts(e) for e in NODES}
+    assert sum(c["BE_TX"] for c in counts.values()) > 2 * frames
+    assert all(c["BE_TX_MALFORMED"] > 0 for c in counts.values())
+    assert counts["b"]["BE_RX_DROPPED"] >= 3
+    assert all(tb.lost[e]["be", "corrupt"] and tb.lost[e]["be", "drop"] for e in NODES)
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def lost_acks(dut):
     """Half the ACKs lost: later cumulative ACKs and duplicates' ACKs cover them."""
     await run(dut, 60, loss={"ack": 0.5}, corrupt=0.0)
@@ -76,8 +133,8 @@ async def lost_credit_updates(dut):
 
 
 CONFIGS = [
-    LinkConfig(eth_width=64, vcs=3, seq_bits=6, replay_frames=16, rx_bytes=4096),
-    LinkConfig(eth_width=8, vcs=2),
+    LinkConfig(eth_width=64, vcs=3, seq_bits=6, replay_frames=16, rx_bytes=4096, be_bytes=2048),
+    LinkConfig(eth_width=8, vcs=2, be_bytes=2048),
 ]
 
 
@@ -94,7 +151,7 @@ SEEDS = [(CONFIGS[1], "link_down_too_long", 639272305),
 #: The tests the 8-bit configuration runs (a byte a clock is slow to simulate); the loss of
 #: single kinds of control frame and the full replay ring do not depend on the width, and
 #: ``link_down_too_long`` runs with its seed below.
-NARROW_TESTS = "clean,lossy,vc_without_credit,link_down_and_up"
+NARROW_TESTS = "clean,lossy,vc_without_credit,link_down_and_up,best_effort"
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=LinkConfig.slug)
@@ -201,3 +258,17 @@ async def link_down_too_long(dut):
     tb.check(flushed=True)
     assert sum(tb.tx(e)["TX_FLUSHED"] for e in NODES) > 0
     assert all(tb.tx(e)["INIT_ECHO_RX"] >= 2 for e in NODES)
+
+
+def test_best_effort_config():
+    """``be_bytes``: 0, or a power of two holding a longest wire frame; the ports only with it."""
+    assert LinkConfig(be_bytes=2048).max_be_bytes == 14 + 1500 + 8
+    for bad in (1000, 1024, 3000):          # a longest wire frame is 1526 bytes at MTU 1500
+        with pytest.raises(ValueError, match="be_bytes"):
+            LinkConfig(be_bytes=bad)
+    with pytest.raises(ValueError, match="be_bytes"):
+        LinkConfig(mtu=9216, queue_bytes=16384, rx_bytes=16384, be_bytes=8192)
+    with pytest.raises(ValueError, match="needs a link configuration with be_bytes"):
+        BestEffortTx(LinkConfig())
+    assert "be_i" not in EthxLink(LinkConfig()).signature.members
+    assert {"be_i", "be_o", "be_counts"} <= set(EthxLink(LinkConfig(be_bytes=2048)).signature.members)

@@ -7,6 +7,7 @@ means here, its pass rule and the cases that do not apply: sim/ethx/link/scaleup
 records what it measured; the pytest function writes build/bench/scaleup_tests.json and a
 Markdown table beside it."""
 
+import collections
 import itertools
 import json
 
@@ -19,15 +20,16 @@ from scaleup_ip.model.ethx.bridge import HEADER_BYTES, WIRE_EXTRA, WORD
 from sim import harness, toolchain
 from sim.ethx.env import cycle
 from sim.ethx.link import scaleup
-from sim.ethx.link.env import COUNT_MASK, LinkPairEnv
+from sim.ethx.link.env import COUNT_MASK, LinkPairEnv, kind_of
 from sim.ethx.link.pair import EthxLinkPair
 from sim.ethx.pair import NODES
 
 TIMEOUT_US = 20000
 
-#: A jumbo-MTU link with four VCs and buffers for a 500 m round trip at 10 Gb/s.
+#: A jumbo-MTU link with four VCs, buffers for a 500 m round trip at 10 Gb/s and the
+#: best-effort path.
 CONFIG = LinkConfig(eth_width=64, mtu=9216, vcs=4, replay_frames=256, replay_bytes=65536,
-                    queue_bytes=32768, rx_bytes=65536)
+                    queue_bytes=32768, rx_bytes=65536, be_bytes=16384)
 
 #: The standard's frame sizes, each with x = -1, 0, +1 (64 only +1, 9216 only -1).
 SWEEP = [s + x for s in (64, 128, 256, 512, 1518, 2048, 4096, 9216) for x in (-1, 0, 1)
@@ -375,43 +377,49 @@ async def llr_09_size_traversal(dut):
     verdict("LLR-09", "no abnormal drop at any size", measured, ok)
 
 
-def _foreign(rng, size):
-    """An IPv4 frame of ``size`` bytes with its FCS: a frame that is not the link's."""
-    body = bytes.fromhex("02000000aa01020000000102") + b"\x08\x00" + rng.randbytes(size - 18)
-    return body + model.fcs_of(body)
-
-
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
-async def llr_10_llr_and_foreign(dut):
-    """LLR-10: frames that are not the link's on the wire between its own: (1) clean, (2) with
-    frames of both kinds corrupted. The link's frames are never lost; the others are counted
-    and dropped (the link has no path for them)."""
+async def llr_10_llr_and_non_llr(dut):
+    """LLR-10: the link's frames and best-effort frames (no link word, never replayed, link
+    README §6) from a together, (1) clean, (2) with every 8th best-effort frame and every
+    25th data frame on the wire corrupted, and 2 % of both at random. (1): all of both kinds
+    arrive; (2): the link's frames all arrive, the best-effort frames corrupted are lost (and
+    only those)."""
     tb = await start(dut)
     results = {}
+    seen, period = collections.Counter(), {"be": 8, "data": 25}
+
+    def every(end, got, wire):
+        kind = kind_of(got)
+        if kind not in period:
+            return None
+        seen[kind] += 1
+        return corrupt(wire) if seen[kind] % period[kind] == 0 else None
+
     for scenario, errors in (("1", 0.0), ("2", 0.02)):
-        tb.loss = {"data": errors}
+        tb.loss = {"data": errors, "be": errors}
         tb.corrupt = 1.0
-        first = len(tb.arrivals["b"])
-        rx0, injected = tb.rx("b"), 0
+        tb.rule = every if errors else None
+        first, due, got = len(tb.arrivals["b"]), len(tb.be_due["b"]), len(tb.be_got["b"])
+        offered, lost = len(tb.be_offered["a"]), tb.lost["a"]["be", "corrupt"]
         task = cocotb.start_soon(tb.run_frames(MIX * 50))
         while not task.done():
             await ClockCycles(dut.clk, tb.rng.randrange(20, 200))
-            frame = _foreign(tb.rng, tb.rng.choice([64, 128, 1518]))
-            tb.inject_foreign("a", corrupt(frame) if tb.rng.random() < errors * 10 else frame)
-            injected += 1
+            tb.offer_be("a", tb.be_frame(tb.rng.choice([64, 128, 1518]) - model.FCS_BYTES))
         await task
         await tb.settle()
-        rx = {k: v - rx0[k] for k, v in tb.rx("b").items()}
-        results[scenario] = (injected, len(tb.arrivals["b"]) - first, rx)
+        results[scenario] = (len(tb.arrivals["b"]) - first, len(tb.be_offered["a"]) - offered,
+                             len(tb.be_got["b"]) - got, len(tb.be_due["b"]) - due,
+                             tb.lost["a"]["be", "corrupt"] - lost)
         tb.resume()             # for the next scenario (SEED=920960173 failed without it)
-    tb.check()
-    for scenario, (injected, got, rx) in results.items():
-        measured = (f"{got} of 150 LLR frames delivered, in order; {injected} foreign frames "
-                    f"on the wire: RX_FOREIGN {rx['RX_FOREIGN']}, RX_BAD {rx['RX_BAD']} (LLR "
-                    f"frames too), none delivered")
-        scaleup.record(f"LLR-10 ({scenario})", expected="both kinds delivered (1); LLR "
-                       "not lost (2)", measured=measured, passed=got == 150)
-        assert got == 150
+    tb.check()                  # and every best-effort frame due arrived, in order
+    for scenario, (llr, sent, arrived, due, corrupted) in results.items():
+        measured = (f"{llr} of 150 LLR frames delivered, in order; {arrived} of {sent} "
+                    f"non-LLR frames delivered, in order, {corrupted} corrupted on the wire")
+        ok = llr == 150 and arrived == due == sent - corrupted and (corrupted > 0) == (
+            scenario == "2")
+        scaleup.record(f"LLR-10 ({scenario})", expected="both kinds delivered (1); non-LLR "
+                       "lost, LLR not (2)", measured=measured, passed=ok)
+        assert ok, measured
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")

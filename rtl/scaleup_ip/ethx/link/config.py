@@ -7,11 +7,13 @@ from ...config import BlockConfig, check_int
 from ...model.ethx.bridge import HEADER_BYTES, MIN_WORDS, WORD
 from ...model.ethx.link import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES, MIN_BYTES, wire_bytes_of
 
-__all__ = ["CONTROL_BYTES", "FCS_BYTES", "LINK_WORD_BYTES", "MIN_BYTES", "MIN_FRAME_BYTES",
-           "LinkConfig"]
+__all__ = ["CONTROL_BYTES", "FCS_BYTES", "LINK_WORD_BYTES", "MIN_BE_BYTES", "MIN_BYTES",
+           "MIN_FRAME_BYTES", "LinkConfig"]
 
 #: DA, SA and EtherType: a frame is at most this and the MTU [802.3].
 MAC_HEADER_BYTES = 14
+#: The shortest best-effort frame (no FCS): the shortest good frame's [README §6] [802.3].
+MIN_BE_BYTES = MIN_BYTES - FCS_BYTES
 #: The smallest bridge frame (no FCS): its header and six record words [../README.md §1].
 MIN_FRAME_BYTES = HEADER_BYTES + MIN_WORDS * WORD
 
@@ -53,6 +55,10 @@ class LinkConfig(BlockConfig):
         Bytes per credit, a power of two from 32 to 2048 (UEC default 128).
     pkt_overhead : int
         Bytes added to a frame's length before its credits are counted, 0 to 127.
+    be_bytes : int
+        Bytes of each of the best-effort path's two buffers (README §6), a power of two
+        holding at least one longest wire frame; 0 (the default): no best-effort path, frames
+        that are not the link's are counted and dropped.
     """
     eth_width: int = 64
     mtu: int = 1500
@@ -65,6 +71,7 @@ class LinkConfig(BlockConfig):
     rx_bytes: int = 8192
     credit_size: int = 128
     pkt_overhead: int = 0
+    be_bytes: int = 0
 
     def __post_init__(self):
         check_int("link", "eth_width", self.eth_width, ETH_WIDTHS)
@@ -81,6 +88,8 @@ class LinkConfig(BlockConfig):
         check_int("link", "queue_frames", self.queue_frames, range(2, 17))
         check_int("link", "credit_size", self.credit_size, tuple(1 << k for k in range(5, 12)))
         check_int("link", "pkt_overhead", self.pkt_overhead, range(0, 128))
+        check_int("link", "be_bytes", self.be_bytes,
+                  (0,) + tuple(p for p in _POWERS if self.max_wire_bytes <= p))
 
     @property
     def eth_bytes(self):
@@ -96,6 +105,12 @@ class LinkConfig(BlockConfig):
     def max_wire_bytes(self):
         """Bytes of the longest wire frame: link word and FCS added [README §1]."""
         return wire_bytes_of(self.max_frame_bytes)
+
+    @property
+    def max_be_bytes(self):
+        """Bytes of the longest best-effort frame (no FCS): the longest wire frame's
+        [README §6]."""
+        return self.max_wire_bytes - FCS_BYTES
 
     def rows(self, nbytes):
         """Beats of ``nbytes`` bytes."""

@@ -13,7 +13,7 @@ from ..layout import eth_beat_layout, eth_stream, link_header_layout
 from .config import LinkConfig
 
 __all__ = [
-    "CAPTURE_FROM", "COUNT_BITS", "CONTROL_DA", "Class", "Ctl", "LINK_ETHERTYPE", "LinkRxCount",
+    "BE_FRAMES", "BeCount", "be_counts", "be_side_counts", "CAPTURE_FROM", "COUNT_BITS", "CONTROL_DA", "Class", "Ctl", "LINK_ETHERTYPE", "LinkRxCount",
     "LinkTxCount", "POISON", "RxState", "TxState", "capture_layout", "control_header",
     "control_layout",
     "ctl_in_layout", "ctl_requests_layout", "default_settings", "eth_beat_layout", "eth_stream",
@@ -174,6 +174,23 @@ LinkRxCount = py_enum.IntEnum("LinkRxCount", model.RX_COUNTERS, start=0)
 
 tx_counts = data.ArrayLayout(32, len(LinkTxCount))
 rx_counts = data.ArrayLayout(32, len(LinkRxCount))
+
+
+class BeCount(py_enum.IntEnum):
+    """The best-effort path's counters (32-bit, wrapping) [README §6]: frames sent, frames
+    from the source dropped as malformed, frames received for ``be_o``, frames received and
+    dropped for lack of room."""
+    BE_TX = 0
+    BE_TX_MALFORMED = 1
+    BE_RX = 2
+    BE_RX_DROPPED = 3
+
+
+#: Each side's two best-effort counters, in :class:`BeCount` order.
+be_side_counts = data.ArrayLayout(32, 2)
+be_counts = data.ArrayLayout(32, len(BeCount))
+#: Whole frames waiting in the best-effort transmit buffer at most [ours].
+BE_FRAMES = 8
 
 
 def settings_layout(config):

@@ -2,13 +2,14 @@
 """The lossless link: link-level retry and credit-based flow control between a bridge and the
 wire."""
 
-from amaranth import Module
+from amaranth import Cat, Module
 from amaranth.lib import data
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ...config import ConfiguredComponent
 from .config import LinkConfig
-from .layout import COUNT_BITS, RxState, TxState, eth_stream, rx_counts, settings_layout, tx_counts
+from .layout import (COUNT_BITS, RxState, TxState, be_counts, eth_stream, rx_counts,
+                     settings_layout, tx_counts)
 from .rx.receiver import LinkRx
 from .tx.sender import LinkTx
 
@@ -49,6 +50,12 @@ class EthxLink(ConfiguredComponent):
         Credit counters (README §4), for management and tests.
     kept : ``Out(range(replay_frames + 1))``
         Frames in the replay ring, not yet acknowledged.
+    be_i : ``In(eth_stream(eth_width))``; be_o : ``Out(eth_stream(eth_width))``
+        With ``be_bytes`` only: the best-effort path (README §6), frames that are not the
+        link's, without FCS, sent between the link's frames after them and received with a
+        good FCS; never replayed, without credits, dropped when corrupted.
+    be_counts : ``Out(be_counts)``
+        With ``be_bytes`` only: by :class:`~scaleup_ip.ethx.link.layout.BeCount`, 32-bit wrapping.
     """
 
     config_class = LinkConfig
@@ -65,7 +72,8 @@ class EthxLink(ConfiguredComponent):
             "s_cc": Out(counts), "s_cf": Out(counts), "r_cc": Out(counts),
             "r_cf": Out(counts),
             "kept": Out(range(c.replay_frames + 1)),
-        })
+        } | ({"be_i": In(eth_stream(c.eth_width)), "be_o": Out(eth_stream(c.eth_width)),
+              "be_counts": Out(be_counts)} if c.be_bytes else {}))
 
     def elaborate(self, platform):
         cfg = self.config
@@ -88,4 +96,8 @@ class EthxLink(ConfiguredComponent):
             self.r_cc.eq(rx.r_cc), self.r_cf.eq(rx.r_cf),
             self.kept.eq(tx.kept),
         ]
+        if cfg.be_bytes:
+            connect(m, flipped(self.be_i), tx.be_i)
+            connect(m, rx.be_o, flipped(self.be_o))
+            m.d.comb += self.be_counts.eq(Cat(tx.be_counts, rx.be_counts))
         return m

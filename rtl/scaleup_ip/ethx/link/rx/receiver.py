@@ -8,11 +8,13 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ....config import ConfiguredComponent
 from ..config import LinkConfig
+from .best_effort import BestEffortRx
 from .credit import CreditRx
 from ..layout import (
     COUNT_BITS,
     Class,
     Ctl,
+    be_side_counts,
     RxState,
     ctl_in_layout,
     ctl_requests_layout,
@@ -30,7 +32,8 @@ __all__ = ["LinkRx"]
 class LinkRx(ConfiguredComponent):
     """``i`` (the wire) → :class:`RxCheck` → :class:`RxStore` → ``o`` (the bridge), with the
     :class:`LlrRx` judging every frame and the :class:`CreditRx` counting credits (README
-    §3.1, §4).
+    §3.1, §4); with ``be_bytes``, a :class:`BestEffortRx` beside the store takes the frames
+    that are not the link's to ``be_o`` (README §6).
 
     Latency: a frame reaches ``o`` a few clocks after its last beat arrived (store and
     forward: the FCS decides; a register between the checker and the judge). Throughput: one
@@ -48,6 +51,8 @@ class LinkRx(ConfiguredComponent):
         What they carry (``r_cc`` for management and tests).
     settings : ``In(settings_layout(config))``
     state : ``Out(RxState)``; expected : ``Out(seq_bits)``; counts : ``Out(rx_counts)``
+    be_o : ``Out(eth_stream(eth_width))``; be_counts : ``Out(be_side_counts)``
+        With ``be_bytes`` only: best-effort frames, no FCS; ``BE_RX``, ``BE_RX_DROPPED``.
     """
 
     config_class = LinkConfig
@@ -62,7 +67,8 @@ class LinkRx(ConfiguredComponent):
             "r_cf": Out(data.ArrayLayout(COUNT_BITS, c.vcs)),
             "settings": In(settings_layout(c)),
             "state": Out(RxState), "expected": Out(c.seq_bits), "counts": Out(rx_counts),
-        })
+        } | ({"be_o": Out(eth_stream(c.eth_width)), "be_counts": Out(be_side_counts)}
+             if c.be_bytes else {}))
 
     def elaborate(self, platform):
         cfg, s = self.config, self.settings
@@ -76,6 +82,11 @@ class LinkRx(ConfiguredComponent):
         m.d.comb += check.o.ready.eq(1)
         m.d.sync += [store.i.valid.eq(check.o.valid), store.i.payload.eq(check.o.payload)]
         connect(m, store.o, flipped(self.o))
+        if cfg.be_bytes:
+            m.submodules.be = be = BestEffortRx(cfg)
+            m.d.comb += [be.i.valid.eq(store.i.valid), be.i.payload.eq(store.i.payload),
+                         self.be_counts.eq(be.counts)]
+            connect(m, be.o, flipped(self.be_o))
         v = store.verdict
         m.d.comb += [
             llr.judge.eq(store.judge), llr.verdict.eq(v), llr.room.eq(store.room),

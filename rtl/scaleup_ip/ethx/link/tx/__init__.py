@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The lossless link's transmit side: queues, replay ring, credits, control frames."""
+"""The lossless link's transmit side: queues, replay ring, credits, control frames, the
+best-effort path."""
 
+from .best_effort import BestEffortTx
 from .control import CtlTx
 from .credit import CreditTx
 from .llr import LlrTx
@@ -9,6 +11,7 @@ from .ring import ReplayRing
 from .sender import LinkTx
 
 __all__ = [
+    "BestEffortTx",
     "CtlTx",
     "CreditTx",
     "LlrTx",

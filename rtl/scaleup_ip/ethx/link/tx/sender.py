@@ -7,11 +7,13 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ....config import ConfiguredComponent
 from ..config import LinkConfig
+from .best_effort import BestEffortTx
 from .credit import CreditTx
 from .control import CtlTx
 from ..layout import (
     COUNT_BITS,
     TxState,
+    be_side_counts,
     ctl_in_layout,
     ctl_requests_layout,
     eth_stream,
@@ -28,7 +30,9 @@ __all__ = ["LinkTx"]
 class LinkTx(ConfiguredComponent):
     """``i`` (the bridge) → :class:`TxQueues` → :class:`CreditTx` → :class:`ReplayRing` → ``o``
     (the wire), the :class:`LlrTx` keeping the ring's pointers, and the :class:`CtlTx`'s
-    control frames put in between frames, before any eligible frame waiting (README §3.2, §4).
+    control frames put in between frames, before any eligible frame waiting (README §3.2, §4);
+    with ``be_bytes``, a :class:`BestEffortTx`'s frames from ``be_i`` when neither has one
+    to start (README §6).
 
     Nothing starts on ``o`` while ``up`` is low; a frame begun is finished.
 
@@ -54,6 +58,8 @@ class LinkTx(ConfiguredComponent):
         The credit counters, for management and tests.
     kept : ``Out(range(replay_frames + 1))``
         Frames in the replay ring: entered and not acknowledged.
+    be_i : ``In(eth_stream(eth_width))``; be_counts : ``Out(be_side_counts)``
+        With ``be_bytes`` only: best-effort frames, no FCS; ``BE_TX``, ``BE_TX_MALFORMED``.
     """
 
     config_class = LinkConfig
@@ -68,7 +74,8 @@ class LinkTx(ConfiguredComponent):
             "node": In(16), "up": In(1), "settings": In(settings_layout(c)),
             "state": Out(TxState), "counts": Out(tx_counts), "vc_ready": Out(c.vcs),
             "s_cc": Out(counts), "s_cf": Out(counts), "kept": Out(range(c.replay_frames + 1)),
-        })
+        } | ({"be_i": In(eth_stream(c.eth_width)), "be_counts": Out(be_side_counts)}
+             if c.be_bytes else {}))
 
     def elaborate(self, platform):
         cfg, s = self.config, self.settings
@@ -104,7 +111,12 @@ class LinkTx(ConfiguredComponent):
             ctl_tx.init_seq.eq(llr.acked), ctl_tx.r_cf.eq(self.r_cf), ctl_tx.node.eq(self.node),
         ]
         self._feed(m, queues, credit, ring)
-        self._wire(m, ring, llr, ctl_tx)
+        be = None
+        if cfg.be_bytes:
+            m.submodules.be = be = BestEffortTx(cfg)
+            connect(m, flipped(self.be_i), be.i)
+            m.d.comb += self.be_counts.eq(be.counts)
+        self._wire(m, ring, llr, ctl_tx, be)
         return m
 
     def _feed(self, m, queues, credit, ring):
@@ -125,10 +137,11 @@ class LinkTx(ConfiguredComponent):
         with m.If(ring.i.valid & ring.i.ready & ring.i.p.last):
             m.d.sync += feeding.eq(0)
 
-    def _wire(self, m, ring, llr, ctl_tx):
-        """Between frames, a control frame waiting goes first, then the ring's next frame. Either
-        is chosen in the clock the last beat of a ring frame leaves; after a control frame, the
-        next choice is a clock later (the control sender's next frame is not yet valid).
+    def _wire(self, m, ring, llr, ctl_tx, be):
+        """Between frames, a control frame waiting goes first, then the ring's next frame, then
+        a best-effort frame (``be``, if any). Any is chosen in the clock the last beat of a ring
+        or best-effort frame leaves; after a control frame, the next choice is a clock later
+        (the control sender's next frame is not yet valid).
 
         An INIT taken by the control sender holds the ring back until it has gone, even when
         its INIT_ECHO has come meanwhile: the far end, told by the INIT to expect ``acked``,
@@ -136,12 +149,13 @@ class LinkTx(ConfiguredComponent):
         again)."""
         o = self.o
         on_ring, on_ctl = Signal(name="on_ring"), Signal(name="on_ctl")
+        on_be = Signal(name="on_be")
         ends = o.valid & o.ready & o.p.last
-        choose = self.up & ~on_ctl & (~on_ring | ends)
+        choose = self.up & ~on_ctl & (~(on_ring | on_be) | ends)
         to_ctl = choose & ctl_tx.o.valid
         m.d.comb += ring.go.eq(choose & ~ctl_tx.o.valid & ~ctl_tx.init_held & llr.may_send)
         with m.If(ends):
-            m.d.sync += [on_ring.eq(0), on_ctl.eq(0)]
+            m.d.sync += [on_ring.eq(0), on_ctl.eq(0), on_be.eq(0)]
         with m.If(to_ctl):
             m.d.sync += on_ctl.eq(1)
         with m.If(ring.started):
@@ -151,3 +165,10 @@ class LinkTx(ConfiguredComponent):
             o.payload.eq(Mux(on_ctl, ctl_tx.o.payload, ring.o.payload)),
             ring.o.ready.eq(on_ring & o.ready), ctl_tx.o.ready.eq(on_ctl & o.ready),
         ]
+        if be is not None:
+            m.d.comb += be.go.eq(choose & ~ctl_tx.o.valid & ~ring.started)
+            with m.If(be.started):
+                m.d.sync += on_be.eq(1)
+            with m.If(on_be):
+                m.d.comb += [o.valid.eq(be.o.valid), o.payload.eq(be.o.payload)]
+            m.d.comb += be.o.ready.eq(on_be & o.ready)
