@@ -69,7 +69,7 @@ BLOCKS = [
     ("ethx_bridge", EthxBridge, EthxConfig(eth_width=8), "abc", "LFE5U-25F"),
     ("ethx_link", EthxLink, LinkConfig(eth_width=64), "abc"),
     ("ethx_link", EthxLink, LinkConfig(eth_width=8), "abc", "LFE5U-25F"),
-    ("ethx_link_be", EthxLink, LinkConfig(eth_width=64, be_bytes=2048), "abc"),
+    ("ethx_link_options", EthxLink, LinkConfig(eth_width=64, be_bytes=2048, vlan=True), "abc"),
     ("ethx_channel", EthxChannel, ChannelConfig(eth_width=64), "abc9"),
 ]
 

@@ -76,6 +76,7 @@ class LinkPairEnv(EthxEnv):
         self.foreign = {e: 0 for e in NODES}      # good foreign frames injected towards e
         self.rule = None                # rule(end, received, wire): a fate that overrides, or None
         self.arrivals = {e: [] for e in NODES}    # (clock, bytes) of each frame delivered to e
+        self.pcp_seen = collections.Counter()     # (class, PCP) of the tagged frames sent
         # The best-effort path: frames offered from e (good ones, and how many malformed), sent
         # on e's wire so far, due at e in wire order (sent intact or injected), and got at e.
         self.be_offered = {e: [] for e in NODES}
@@ -89,21 +90,39 @@ class LinkPairEnv(EthxEnv):
             self.be_sink = {e: LayoutSink(dut, f"{e}_be_o", layout, dut.clk, dut.rst)
                             for e in NODES}
 
+    def vlan(self):
+        """The receive side of the tag option as the settings have it, or ``None``."""
+        s = self.settings
+        return model.Vlan(s["vid"], tuple(s["vc_of_pcp"])) if self.config.vlan else None
+
+    def classify(self, wire):
+        """``wire`` as the model's receive checks see it, with the settings' tag option."""
+        return model.classify(wire, max_bytes=self.config.max_wire_bytes,
+                              seq_bits=self.config.seq_bits, vlan=self.vlan())
+
+    def _check_tag(self, got, wire):
+        """A frame of the link's with the tag option: tagged with the settings' VID, DEI 0,
+        and the PCP of its VC (data) or ``ctl_pcp``."""
+        _, tci = model.untag(wire)
+        s, vcs = self.settings, self.config.vcs
+        pcp = (s["pcps"][model.link_vc(got.frame, vcs)]
+               if got.cls in (model.Class.DATA, model.Class.POISONED) else s["ctl_pcp"])
+        assert tci == (pcp, 0, s["vid"]), (got.cls, tci, pcp, wire[:24].hex())
+        self.pcp_seen[got.cls, pcp] += 1
+
     def _fate(self, end, wire):
         fate = self._judge(end, wire)
-        if kind_of(model.classify(wire, max_bytes=self.config.max_wire_bytes)) == "be":
+        if kind_of(self.classify(wire)) == "be":
             if fate is None:
                 self.be_due[other(end)].append(wire[:-model.FCS_BYTES])
                 self.foreign[other(end)] += 1
-            elif fate is not False and model.classify(
-                    fate, max_bytes=self.config.max_wire_bytes).cls is model.Class.FOREIGN:
+            elif fate is not False and self.classify(fate).cls is model.Class.FOREIGN:
                 self.be_due[other(end)].append(fate[:-model.FCS_BYTES])
                 self.foreign[other(end)] += 1
         return fate
 
     def _judge(self, end, wire):
-        got = model.classify(wire, max_bytes=self.config.max_wire_bytes,
-                             seq_bits=self.config.seq_bits)
+        got = self.classify(wire)
         if got.cls is model.Class.FOREIGN and self.config.be_bytes:
             # A best-effort frame: the next one offered at ``end``, with a good FCS.
             offered = self.be_offered[end]
@@ -115,6 +134,8 @@ class LinkPairEnv(EthxEnv):
             assert got.cls in (model.Class.DATA, model.Class.POISONED, model.Class.CC,
                                model.Class.CONTROL), (got, len(wire), wire[:24].hex())
             assert got.node == NODES[end], got
+            if self.config.vlan:
+                self._check_tag(got, wire)
         kind = kind_of(got)
         self.sent_kinds[end][kind] += 1
         fate = self.rule(end, got, wire) if self.rule else None
@@ -122,7 +143,7 @@ class LinkPairEnv(EthxEnv):
             self.lost[end][kind, "drop"] += 1
             return False
         if fate is not None:
-            if model.classify(fate, max_bytes=self.config.max_wire_bytes).cls is model.Class.BAD:
+            if self.classify(fate).cls is model.Class.BAD:
                 self.lost[end][kind, "corrupt"] += 1
             return fate
         if self.down:
@@ -289,7 +310,7 @@ class LinkPairEnv(EthxEnv):
     def inject_foreign(self, end, frame):
         """``frame`` (FCS included), not the link's, onto the wire from ``end`` between the
         frames on the way; the far receiver must count it foreign, or bad if its FCS is."""
-        got = model.classify(frame, max_bytes=self.config.max_wire_bytes)
+        got = self.classify(frame)
         assert got.cls in (model.Class.FOREIGN, model.Class.BAD), got
         if got.cls is model.Class.BAD:
             self.lost[end]["foreign", "corrupt"] += 1

@@ -89,8 +89,10 @@ CASES = [
          "b's bridge side takes a beat every clock, every other clock, or never"),
     Case("CBFC-05", "VLAN PCP+DEI mapping",
          "tagged traffic enters the VC its PCP and DEI map to",
-         "the link's frames carry no 802.1Q tag; the VC is in the link header",
-         fixed="not built"),
+         "on the tagged links of the link tests (64, 8 and 32 bits; link README §1): each VC its "
+         "own PCP and the receivers' tables the inverse; b's table swapped for two frames (they "
+         "must move to the other VC's R_CC); then traffic both ways with the DEI set and tags "
+         "taken off by the tester, and a frame of another VID; the DEI is not read [ours]"),
     Case("CBFC-06", "IPv4 DSCP mapping", "DSCP-marked traffic enters its VC",
          "does not apply: ETH-X frames are layer 2 (EtherType 0x88B5), without an IP header",
          fixed="n/a"),

@@ -11,7 +11,8 @@ import cocotb
 import pytest
 from cocotb.triggers import ClockCycles
 
-from scaleup_ip.ethx.link import MIN_BE_BYTES, EthxLink, LinkConfig, TxState
+from scaleup_ip.ethx.link import (MIN_BE_BYTES, EthxLink, LinkConfig, TxState, default_settings,
+                                  settings_layout)
 from scaleup_ip.ethx.link.tx import BestEffortTx
 from scaleup_ip.model.ethx import link as model
 from sim import harness
@@ -133,8 +134,10 @@ async def lost_credit_updates(dut):
 
 
 CONFIGS = [
-    LinkConfig(eth_width=64, vcs=3, seq_bits=6, replay_frames=16, rx_bytes=4096, be_bytes=2048),
-    LinkConfig(eth_width=8, vcs=2, be_bytes=2048),
+    LinkConfig(eth_width=64, vcs=3, seq_bits=6, replay_frames=16, rx_bytes=4096, be_bytes=2048,
+               vlan=True),
+    LinkConfig(eth_width=8, vcs=2, be_bytes=2048, vlan=True),
+    LinkConfig(eth_width=32, vcs=2, be_bytes=2048, vlan=True),
 ]
 
 
@@ -154,10 +157,16 @@ SEEDS = [(CONFIGS[1], "link_down_too_long", 639272305),
 NARROW_TESTS = "clean,lossy,vc_without_credit,link_down_and_up,best_effort"
 
 
+#: The 32-bit configuration checks the tag and the best-effort path at its width.
+WIDE_TESTS = "clean,lossy,best_effort"
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=LinkConfig.slug)
 def test_link(config):
+    tests = {CONFIGS[0].eth_width: None, CONFIGS[1].eth_width: NARROW_TESTS,
+             CONFIGS[2].eth_width: WIDE_TESTS}[config.eth_width]
     harness.run(EthxLinkPair(config), config, toplevel="ethx_link_pair",
-                test_module=__name__, testcase=None if config is CONFIGS[0] else NARROW_TESTS)
+                test_module=__name__, testcase=tests)
 
 
 @pytest.mark.parametrize("config, testcase, seed", SEEDS,
@@ -272,3 +281,15 @@ def test_best_effort_config():
         BestEffortTx(LinkConfig())
     assert "be_i" not in EthxLink(LinkConfig()).signature.members
     assert {"be_i", "be_o", "be_counts"} <= set(EthxLink(LinkConfig(be_bytes=2048)).signature.members)
+
+
+def test_vlan_config():
+    """``vlan``: a bool; the tag adds 8 bytes to the longest wire frame; its settings only
+    with it, their defaults as README §1 says."""
+    with pytest.raises(TypeError, match="vlan"):
+        LinkConfig(vlan=1)
+    assert LinkConfig(vlan=True).max_wire_bytes == LinkConfig().max_wire_bytes + 8
+    assert "vid" not in settings_layout(LinkConfig()).members
+    defaults = default_settings(LinkConfig(vcs=3, vlan=True))
+    assert (defaults["vid"], defaults["pcps"], defaults["ctl_pcp"]) == (0, [0, 1, 2], 7)
+    assert defaults["vc_of_pcp"] == [0, 1, 2, 2, 2, 2, 2, 2]

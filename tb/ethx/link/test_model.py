@@ -1221,3 +1221,65 @@ def test_end_to_end_short_timer_with_fixes(seed):
         run_checked(ml, 500)
     check_end(ml)
     assert ml.tx.counters["TX_REPLAY_TIMER"] > 0
+
+
+# --- The 802.1Q tag option [link README §1] ----------------------------------------------------
+
+#: VID 0x123; the receiver's PCP → VC table: PCP p enters VC 3 - p % 4.
+VLAN = link.Vlan(vid=0x123, vc_of_pcp=(3, 2, 1, 0, 3, 2, 1, 0))
+
+
+def test_tag_bytes():
+    """Worked by hand from §1: TPID, TCI (PCP 5, DEI 0, VID 0x123: 0xA123, big-endian), the
+    untagged bytes 12 .. 15, four zeros, then bytes 16 on."""
+    frame = bytes(range(40))
+    tagged = link.tag(frame, 5, 0x123)
+    assert tagged == (bytes(range(12)) + bytes.fromhex("8100a123") + bytes(range(12, 16))
+                      + bytes(4) + bytes(range(16, 40)))
+    assert link.untag(tagged) == (frame, (5, 0, 0x123))
+    assert link.untag(frame) == (frame, None)
+    with pytest.raises(ValueError):
+        link.tag(frame, 8, 0)
+    with pytest.raises(ValueError):
+        link.tag(frame, 0, 0x1000)
+
+
+def test_classify_tagged_data():
+    """A tagged data frame: 8 bytes longer, still 4 mod 8, its FCS over the tagged bytes; the
+    VC from the PCP by the table, not from the link header (VC 1 there)."""
+    b = bridge(1, 7)
+    wire = to_wire(b, 9, tagged=(6, 0x123))
+    assert len(wire) == wire_bytes_of(len(b)) + 8 and len(wire) % 8 == 4 and fcs_ok(wire)
+    assert wire[12:16] == bytes.fromhex("8100c123") and wire[16:18] == bytes.fromhex("88b5")
+    assert wire[20:24] == bytes(4) and int.from_bytes(wire[24:32], "little") == 9
+    got = classify(wire, max_bytes=2000, vlan=VLAN)
+    assert (got.cls, got.seq, got.frame, got.vc) == (Class.DATA, 9, b, 1)      # 3 - 6 % 4
+    got = classify(link.to_wire(b, 9, tagged=(0, 0x123)), max_bytes=2000, vlan=VLAN)
+    assert got.vc == 3
+    poisoned = to_wire(b, 9, tagged=(6, 0x123), poisoned=True)
+    assert classify(poisoned, max_bytes=2000, vlan=VLAN).cls is Class.POISONED
+    # Without the option, or of another VID: foreign (a good FCS).
+    assert classify(wire, max_bytes=2000).why is Why.ETHERTYPE
+    other = link.Vlan(vid=0x124, vc_of_pcp=VLAN.vc_of_pcp)
+    assert classify(wire, max_bytes=2000, vlan=other).why is Why.VID
+    # The untagged frame is still taken with the option, its VC from the link header.
+    assert classify(to_wire(b, 9), max_bytes=2000, vlan=VLAN).vc == 1
+    # A bit of the tag flipped: a bad FCS.
+    bad = bytearray(wire)
+    bad[14] ^= 0x20
+    assert classify(bytes(bad), max_bytes=2000, vlan=VLAN).why is Why.FCS
+    assert classify(wire, max_bytes=len(wire) - 1, vlan=VLAN).why is Why.GIANT
+
+
+def test_classify_tagged_control():
+    """A tagged control frame is 76 bytes; its counts where the untagged frame has them, 8
+    bytes on; the length rule applies to the untagged length."""
+    wire = encode_control(Ctl.CF_UPDATE, 5, counts=[7, 8], tagged=(7, 0x123))
+    assert len(wire) == 76 and fcs_ok(wire)
+    assert wire[12:20] == bytes.fromhex("8100e12388b61000")
+    assert int.from_bytes(wire[32:36], "little") == 7
+    got = classify(wire, max_bytes=2000, vlan=VLAN)
+    assert (got.cls, got.kind, got.counts[:3], got.node) == (Class.CONTROL, Ctl.CF_UPDATE,
+                                                             (7, 8, 0), 5)
+    longer = with_fcs(wire[:-4] + bytes(8))
+    assert classify(longer, max_bytes=2000, vlan=VLAN).why is Why.LENGTH

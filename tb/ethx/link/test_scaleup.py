@@ -14,7 +14,7 @@ import json
 import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
-from scaleup_ip.ethx.link import MIN_FRAME_BYTES, LinkConfig, TxState
+from scaleup_ip.ethx.link import MIN_FRAME_BYTES, LinkConfig, TxState, default_settings
 from scaleup_ip.model.ethx import link as model
 from scaleup_ip.model.ethx.bridge import HEADER_BYTES, WIRE_EXTRA, WORD
 from sim import harness, toolchain
@@ -23,6 +23,7 @@ from sim.ethx.link import scaleup
 from sim.ethx.link.env import COUNT_MASK, LinkPairEnv, kind_of
 from sim.ethx.link.pair import EthxLinkPair
 from sim.ethx.pair import NODES
+from tb.ethx.link import test_link
 
 TIMEOUT_US = 20000
 
@@ -34,6 +35,10 @@ CONFIG = LinkConfig(eth_width=64, mtu=9216, vcs=4, replay_frames=256, replay_byt
 #: The standard's frame sizes, each with x = -1, 0, +1 (64 only +1, 9216 only -1).
 SWEEP = [s + x for s in (64, 128, 256, 512, 1518, 2048, 4096, 9216) for x in (-1, 0, 1)
          if not (s == 64 and x < 0) and not (s == 9216 and x > 0)]
+
+#: The links with the 802.1Q tag option CBFC-05 runs on: those of the link tests, one per width.
+TAGGED = test_link.CONFIGS
+_TAGGED_CASE = "cbfc_05_vlan_pcp"
 
 #: Data frames on the wire are 28 + 8n bytes (link README §1): the shortest, and the size with
 #: no record word.
@@ -515,6 +520,85 @@ async def cbfc_04_backpressure(dut):
     verdict("CBFC-04", "most at 100 %, between at 50 %, paused at 0 %, no loss", measured, ok)
 
 
+def _retagged(wire, dei=None, strip=False):
+    """A tagged wire frame with its DEI set (``dei``) or its tag taken off (``strip``), as a
+    switch may; its FCS made good again."""
+    body, (pcp, _, vid) = model.untag(wire[:-model.FCS_BYTES])
+    body = body if strip else model.tag(body, pcp, vid)
+    if dei:
+        body = body[:14] + bytes([body[14] | 0x10]) + body[15:]
+    return body + model.fcs_of(body)
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def cbfc_05_vlan_pcp(dut):
+    """CBFC-05, on a link with the 802.1Q tag option (link README §1): every VC given a PCP of
+    its own (VC v: PCP 7 - 2v), the receivers' tables the inverse. (1) The table decides: with
+    b's table swapping VCs 0 and 1, a frame of VC 0 is counted in b's R_CC of VC 1 and one of
+    VC 1 (as many credits) in VC 0's. (2) Tables restored, frames on every VC both ways, the
+    tester setting the DEI of every third data frame from a and untagging every fifth (FCS
+    made good), and one frame tagged with another VID: every frame sent carries its VC's PCP,
+    each VC's R_CC at b is the formula over a's frames of that VC, the other VID is foreign."""
+    cfg = LinkConfig.from_env()
+    pcps = [7 - 2 * v for v in range(cfg.vcs)]
+    table = [cfg.vcs - 1] * 8
+    for v, p in enumerate(pcps):
+        table[p] = v
+    tb = await start(dut, settings={"pcps": pcps, "vc_of_pcp": table, "vid": 0x5A,
+                                    "cc_period": 0})        # no CC_UPDATE resets R_CC in (1)
+    swapped = list(table)
+    swapped[pcps[0]], swapped[pcps[1]] = 1, 0
+    tb.settings["vc_of_pcp"] = swapped
+    tb.apply_settings("b")
+    tb.settings["vc_of_pcp"] = table
+    moved = []
+    for vc in (0, 1):
+        before = [tb.credits("b_r_cc", v) for v in range(cfg.vcs)]
+        frame = tb.bridge_frame("a", vc=vc, words=20)
+        tb.offer("a", frame)
+        while len(tb.got["b"][vc]) < len(tb.offered["a"][vc]):
+            await RisingEdge(dut.clk)
+        moved.append([tb.credits("b_r_cc", v) - before[v] for v in range(cfg.vcs)])
+    tb.settings["cc_period"] = default_settings(cfg)["cc_period"]
+    tb.apply_settings()
+    c = model.pkt_credits(len(frame), cfg.credit_size, cfg.pkt_overhead)
+    swap_ok = moved == [[0, c] + [0] * (cfg.vcs - 2), [c, 0] + [0] * (cfg.vcs - 2)]
+    seen = collections.Counter()
+
+    def tester(end, got, wire):
+        if end != "a" or got.cls is not model.Class.DATA:
+            return None
+        seen["data"] += 1
+        if seen["data"] % 5 == 0:
+            seen["untagged"] += 1
+            return _retagged(wire, strip=True)
+        if seen["data"] % 3 == 0:
+            seen["dei"] += 1
+            return _retagged(wire, dei=True)
+        return None
+
+    tb.rule = tester
+    rx0 = tb.rx("b")
+    task = cocotb.start_soon(tb.traffic(max(20, 40 * cfg.eth_bytes // 8)))
+    await ClockCycles(dut.clk, 500)
+    other = model.to_wire(tb.bridge_frame("a"), 0, tagged=(pcps[0], 0x5B))
+    tb.inject_foreign("a", other)
+    await task
+    await tb.settle()
+    tb.check()
+    per_vc = [(pcps[v], tb.credits("b_r_cc", v), tb.credits_taken("a", v),
+               tb.pcp_seen[model.Class.DATA, pcps[v]]) for v in range(cfg.vcs)]
+    foreign = tb.rx("b")["RX_FOREIGN"] - rx0["RX_FOREIGN"]
+    measured = (f"{cfg.eth_width}-bit: table swapped, R_CC moved {moved[0]} and {moved[1]}; "
+                + ", ".join(f"VC {v}: PCP {p} ({n} frames sent with it), R_CC {r} = formula {f}"
+                            for v, (p, r, f, n) in enumerate(per_vc))
+                + f"; {seen['dei']} with DEI set, {seen['untagged']} untagged by the tester; "
+                f"another VID: RX_FOREIGN {foreign}")
+    ok = (swap_ok and all(r == f and n > 0 for _, r, f, n in per_vc) and foreign == 1
+          and seen["dei"] > 0 and seen["untagged"] > 0)
+    verdict("CBFC-05", "tagged frames enter the VC their PCP maps to", measured, ok)
+
+
 async def _vc_rates(tb, vcs, clocks):
     """Frames offered on ``vcs`` round-robin over those whose queue has room (``vc_ready``)
     for ``clocks`` clocks; bytes delivered per VC per clock."""
@@ -575,15 +659,25 @@ async def cbfc_09_per_port_credit(dut):
 
 
 def test_scaleup(tmp_path):
-    """Every case on the jumbo link; the records joined to the case table."""
+    """Every case on the jumbo link, CBFC-05 on the tagged links of the link tests at each
+    width (their builds); the records joined to the case table."""
     out = tmp_path / "records.jsonl"
     out.touch()
     seed = harness.seed()
+    env = {scaleup.ENV: str(out)}
+    untagged = ",".join(n for n in globals() if n.startswith(("llr_", "cbfc_"))
+                        and n != _TAGGED_CASE)
     try:
         harness.run(EthxLinkPair(CONFIG), CONFIG, toplevel="ethx_link_pair",
-                    test_module=__name__, extra_env={scaleup.ENV: str(out)}, seed_value=seed)
+                    test_module=__name__, extra_env=env, seed_value=seed, testcase=untagged,
+                    run_name="scaleup")
+        for tagged in TAGGED:
+            harness.run(EthxLinkPair(tagged), tagged, toplevel="ethx_link_pair",
+                        test_module=__name__, extra_env=env, seed_value=seed,
+                        testcase=_TAGGED_CASE)
     finally:
         records = [json.loads(line) for line in out.read_text().splitlines()]
-        print(scaleup.report(records, {"link": json.loads(CONFIG.to_json()), "seed": seed},
+        print(scaleup.report(records, {"link": json.loads(CONFIG.to_json()), "seed": seed,
+                                       "tagged": [json.loads(c.to_json()) for c in TAGGED]},
                              toolchain.BUILD / "bench" / "scaleup_tests.json"))
     assert records and all(r["pass"] for r in records)

@@ -5,10 +5,11 @@ import dataclasses
 
 from ...config import BlockConfig, check_int
 from ...model.ethx.bridge import HEADER_BYTES, MIN_WORDS, WORD
-from ...model.ethx.link import CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES, MIN_BYTES, wire_bytes_of
+from ...model.ethx.link import (CONTROL_BYTES, FCS_BYTES, LINK_WORD_BYTES, MIN_BYTES, TAG_BYTES,
+                                wire_bytes_of)
 
 __all__ = ["CONTROL_BYTES", "FCS_BYTES", "LINK_WORD_BYTES", "MIN_BE_BYTES", "MIN_BYTES",
-           "MIN_FRAME_BYTES", "LinkConfig"]
+           "MIN_FRAME_BYTES", "TAG_BYTES", "LinkConfig"]
 
 #: DA, SA and EtherType: a frame is at most this and the MTU [802.3].
 MAC_HEADER_BYTES = 14
@@ -59,6 +60,9 @@ class LinkConfig(BlockConfig):
         Bytes of each of the best-effort path's two buffers (README §6), a power of two
         holding at least one longest wire frame; 0 (the default): no best-effort path, frames
         that are not the link's are counted and dropped.
+    vlan : bool
+        Send the link's frames with an 802.1Q tag, its PCP by VC, and take tagged frames, the
+        VC from their PCP (README §1 "802.1Q tag"): for a link through standard switches.
     """
     eth_width: int = 64
     mtu: int = 1500
@@ -72,6 +76,7 @@ class LinkConfig(BlockConfig):
     credit_size: int = 128
     pkt_overhead: int = 0
     be_bytes: int = 0
+    vlan: bool = False
 
     def __post_init__(self):
         check_int("link", "eth_width", self.eth_width, ETH_WIDTHS)
@@ -88,6 +93,8 @@ class LinkConfig(BlockConfig):
         check_int("link", "queue_frames", self.queue_frames, range(2, 17))
         check_int("link", "credit_size", self.credit_size, tuple(1 << k for k in range(5, 12)))
         check_int("link", "pkt_overhead", self.pkt_overhead, range(0, 128))
+        if type(self.vlan) is not bool:
+            raise TypeError(f"link vlan must be a bool, not {self.vlan!r}")
         check_int("link", "be_bytes", self.be_bytes,
                   (0,) + tuple(p for p in _POWERS if self.max_wire_bytes <= p))
 
@@ -103,8 +110,14 @@ class LinkConfig(BlockConfig):
 
     @property
     def max_wire_bytes(self):
-        """Bytes of the longest wire frame: link word and FCS added [README §1]."""
-        return wire_bytes_of(self.max_frame_bytes)
+        """Bytes of the longest wire frame: link word, FCS and, with ``vlan``, the tag added
+        [README §1]."""
+        return wire_bytes_of(self.max_frame_bytes) + self.tag_bytes
+
+    @property
+    def tag_bytes(self):
+        """Bytes the tag adds to a frame: :data:`TAG_BYTES` with ``vlan``, else 0."""
+        return TAG_BYTES if self.vlan else 0
 
     @property
     def max_be_bytes(self):

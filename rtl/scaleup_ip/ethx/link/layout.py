@@ -18,7 +18,7 @@ __all__ = [
     "control_layout",
     "ctl_in_layout", "ctl_requests_layout", "default_settings", "eth_beat_layout", "eth_stream",
     "frame_layout", "freed_layout", "head_layout", "link_vc", "link_word_layout", "rx_beat_layout", "rx_counts",
-    "settings_layout", "tx_counts", "vc_shape", "verdict_layout",
+    "settings_layout", "tag_word", "tagged", "tci_of", "tx_counts", "vc_shape", "verdict_layout",
 ]
 
 LINK_ETHERTYPE = model.LINK_ETHERTYPE
@@ -119,11 +119,13 @@ def link_vc(byte14, vcs):
 
 def verdict_layout(config):
     """A received frame, judged once its FCS is checked: its class, the link word's sequence
-    number (or a control frame's), the bridge frame's bytes, its VC, a control kind and a
-    CF/CC_UPDATE's counts."""
+    number (or a control frame's), the bridge frame's bytes, its VC, a control kind, a
+    CF/CC_UPDATE's counts, and whether it came with the link's tag (``bytes`` and the fields
+    are then the untagged frame's)."""
     return data.StructLayout({
         "cls": Class, "kind": Ctl, "seq": COUNT_BITS, "bytes": range(config.max_frame_bytes + 1),
         "vc": vc_shape(config), "counts": data.ArrayLayout(COUNT_BITS, config.vcs),
+        "tagged": 1,
     })
 
 
@@ -146,9 +148,27 @@ def freed_layout(config):
 
 def rx_beat_layout(config):
     """A received beat on its way to the receive buffer: ``store`` is clear on the link
-    word's beats; ``verdict`` is valid with ``last``."""
-    return data.StructLayout({"data": config.eth_width, "last": 1, "store": 1,
+    word's beats (and a tag's); ``merge`` (a tagged frame at 64 bits): the bytes to store are
+    the previous beat's low half and this one's; ``verdict`` is valid with ``last``."""
+    return data.StructLayout({"data": config.eth_width, "last": 1, "store": 1, "merge": 1,
                               "verdict": verdict_layout(config)})
+
+
+def tag_word(tci):
+    """Bytes 12 .. 15 of a tagged frame: the TPID and the TCI ``tci`` (16 bits), big-endian
+    [README §1]."""
+    return Cat(Const(model.TPID >> 8, 8), Const(model.TPID & 0xFF, 8), tci[8:16], tci[:8])
+
+
+def tagged(frame, tci):
+    """The value of a frame (byte ``k`` in bits ``8k+7:8k``, at least 16 bytes) with the link's
+    tag [README §1]: bytes 0 .. 11, the tag, bytes 12 .. 15, four zero bytes, bytes 16 on."""
+    return Cat(frame[:96], tag_word(tci), frame[96:128], Const(0, 32), frame[128:])
+
+
+def tci_of(settings, pcp):
+    """The TCI of a frame sent with ``pcp``: DEI 0 and the settings' VID."""
+    return Cat(settings.vid, Const(0, 1), pcp)
 
 
 class TxState(enum.Enum, shape=3):
@@ -209,7 +229,12 @@ def settings_layout(config):
         "cc_period": 16,            # clocks between CC_UPDATEs (0: none)
         "limits": data.ArrayLayout(COUNT_BITS, config.vcs),   # S_CL per VC
         "port_limit": COUNT_BITS,
-    })
+    } | ({
+        "vid": 12,                  # the VID of the link's tags (0: priority tags)
+        "pcps": data.ArrayLayout(3, config.vcs),    # the PCP of each VC's data frames
+        "ctl_pcp": 3,               # the PCP of control frames and CC_UPDATEs
+        "vc_of_pcp": data.ArrayLayout(vc_shape(config), 8),   # a tagged data frame's VC
+    } if config.vlan else {}))
 
 
 def default_settings(config, round_trip=500):
@@ -218,10 +243,13 @@ def default_settings(config, round_trip=500):
     round trips (it must exceed a longest frame and a round trip, or a replay never
     completes and the link ends in FLUSH; an ACK may wait for three frames on the way back:
     one in the control sender and two on the wire); every VC may use the whole receive
-    buffer, and so may the port."""
+    buffer, and so may the port. With ``vlan``: VID 0 (priority tags), PCP ``v`` for VC ``v``,
+    PCP 7 for control frames, and PCP ``p`` enters VC ``min(p, vcs - 1)``."""
     assert isinstance(config, LinkConfig)
     frame = config.rows(config.max_wire_bytes)
-    return {
+    vlan = {"vid": 0, "pcps": list(range(config.vcs)), "ctl_pcp": 7,
+            "vc_of_pcp": [min(p, config.vcs - 1) for p in range(8)]} if config.vlan else {}
+    return vlan | {
         "replay_timeout": min(0xFFFF, 8 * frame + 2 * round_trip), "replay_max": 8,
         "max_outstanding": 0, "init_period": min(0xFFFF, frame + round_trip), "down_max": 20000,
         "ack_bytes": 2048, "ack_delay": 64, "cf_bytes": 2048, "cf_period": 512,

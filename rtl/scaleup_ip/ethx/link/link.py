@@ -21,6 +21,9 @@ class EthxLink(ConfiguredComponent):
     other (``tx``, ``rx``): every frame the bridge sends reaches the peer's bridge once and in
     order, whatever the wire loses, as long as the link comes back up (README).
 
+    With ``vlan``, the link's frames go with an 802.1Q tag whose PCP names their VC, and the
+    receiver takes a tagged data frame's VC from its PCP (README §1).
+
     Latency and throughput: :class:`~scaleup_ip.ethx.link.tx.sender.LinkTx` and
     :class:`~scaleup_ip.ethx.link.rx.receiver.LinkRx`. Every frame dropped is counted in
     ``tx_counts`` or ``rx_counts`` (README §5).

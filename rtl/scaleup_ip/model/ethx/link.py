@@ -35,11 +35,12 @@ from .bridge import ETHERTYPE, HEADER_BYTES, WORD, fcs_of, mac, node_of, vc_of
 
 __all__ = [
     "CONTROL_BYTES", "CONTROL_DA", "COUNT_BITS", "FCS_BYTES", "LINK_ETHERTYPE", "LINK_WORD_AT",
-    "MAX_VCS", "MIN_BYTES", "RX_COUNTERS", "SEQ_BITS", "TX_COUNTERS",
+    "MAX_PCP", "MAX_VCS", "MAX_VID", "MIN_BYTES", "RX_COUNTERS", "SEQ_BITS", "TAG_AT",
+    "TAG_BYTES", "TPID", "TX_COUNTERS", "Vlan",
     "Class", "Ctl", "CreditReceiver", "CreditSender", "Fate", "LlrRx", "LlrTx", "ModelLink",
     "Received", "RxState", "SeqClass", "TxState", "Why",
     "classify", "encode_control", "goodput_bound", "link_vc", "max_wire_bytes", "pkt_credits",
-    "random_loss", "seq_class", "to_wire", "wire_bytes_of",
+    "random_loss", "seq_class", "tag", "to_wire", "untag", "wire_bytes_of",
 ]
 
 # --- Constants -------------------------------------------------------------------------------
@@ -57,7 +58,21 @@ COUNT_MOD = 1 << COUNT_BITS
 SEQ_BITS = 20               # sequence number width [link README §2] [UEC 1.0 §5.1]
 SEQ_FIELD_BITS = 20         # the field's width in the link word [link README §1]
 COUNTS_AT = 24              # CF/CC_UPDATE counts: 8 x 32-bit LE at 24 .. 55 [link README §1]
-MAX_OVERHEAD = 127          # pkt_overhead 0 .. 127 [link README §6.5] [ours]
+MAX_OVERHEAD = 127          # pkt_overhead 0 .. 127 [link README §7.5] [ours]
+TPID = 0x8100               # an 802.1Q tag's first two bytes [IEEE 802.1Q §9.5]
+TAG_AT = 12                 # the tag follows the SA [IEEE 802.1Q §9.5]
+TAG_BYTES = 8               # the tag and the 4 zero bytes after the EtherType and link header
+                            # [link README §1] [ours]
+MAX_PCP = 7                 # PCP is 3 bits [IEEE 802.1Q §9.6]
+MAX_VID = 0xFFF             # VID is 12 bits; 0: a priority tag [IEEE 802.1Q §9.6]
+
+
+class Vlan(NamedTuple):
+    """The receive side of the tag option [link README §1]: frames tagged with ``vid`` are the
+    link's, and a tagged data frame enters VC ``vc_of_pcp[PCP]``."""
+
+    vid: int
+    vc_of_pcp: tuple
 
 
 class Ctl(IntEnum):
@@ -117,10 +132,29 @@ def poison(fcs):
     return (int.from_bytes(fcs, "little") ^ POISON).to_bytes(FCS_BYTES, "little")
 
 
-def to_wire(bridge_frame, seq, seq_bits=SEQ_BITS, *, poisoned=False):
+def tag(frame, pcp, vid):
+    """``frame`` (no FCS) with the link's 802.1Q tag [link README §1] [ours]: bytes 12 .. 15 the
+    TPID and the TCI (``pcp``, DEI 0, ``vid``), then the frame's bytes 12 .. 15, four zero
+    bytes, and its bytes 16 on."""
+    tci = _field(pcp, 3, "pcp") << 13 | _field(vid, 12, "vid")
+    return (frame[:TAG_AT] + TPID.to_bytes(2, "big") + tci.to_bytes(2, "big")
+            + frame[TAG_AT:TAG_AT + 4] + bytes(4) + frame[TAG_AT + 4:])
+
+
+def untag(frame):
+    """``frame`` (FCS or not) without the link's tag, and the tag's PCP, DEI and VID; or
+    ``frame`` and ``None`` if it has no 802.1Q tag."""
+    if len(frame) < TAG_AT + TAG_BYTES or int.from_bytes(frame[TAG_AT:TAG_AT + 2], "big") != TPID:
+        return frame, None
+    tci = int.from_bytes(frame[TAG_AT + 2:TAG_AT + 4], "big")
+    return (frame[:TAG_AT] + frame[TAG_AT + 4:TAG_AT + 8] + frame[TAG_AT + TAG_BYTES + 4:],
+            (tci >> 13, tci >> 12 & 1, tci & MAX_VID))
+
+
+def to_wire(bridge_frame, seq, seq_bits=SEQ_BITS, *, poisoned=False, tagged=None):
     """The wire frame of a bridge frame (built with ``fcs=False``): the link word carrying
-    ``seq`` inserted after byte 16, the FCS appended, poisoned if ``poisoned``
-    [link README §1].
+    ``seq`` inserted after byte 16, ``tagged`` = ``(pcp, vid)``: the tag (:func:`tag`), the FCS
+    appended, poisoned if ``poisoned`` [link README §1].
 
     Raises
     ------
@@ -133,11 +167,14 @@ def to_wire(bridge_frame, seq, seq_bits=SEQ_BITS, *, poisoned=False):
         raise ValueError(f"a bridge frame is 16 + 8n bytes, not {len(bridge_frame)}")
     word = _field(seq, _check_seq_bits(seq_bits), "seq").to_bytes(LINK_WORD_BYTES, "little")
     wire = bridge_frame[:LINK_WORD_AT] + word + bridge_frame[LINK_WORD_AT:]
+    if tagged is not None:
+        wire = tag(wire, *tagged)
     return wire + (poison(fcs_of(wire)) if poisoned else fcs_of(wire))
 
 
-def encode_control(kind, node, *, seq=0, counts=(), seq_bits=SEQ_BITS):
-    """A 68-byte link-control frame from node ``node``, FCS included [link README §1].
+def encode_control(kind, node, *, seq=0, counts=(), seq_bits=SEQ_BITS, tagged=None):
+    """A 68-byte link-control frame from node ``node``, FCS included [link README §1]; with
+    ``tagged`` = ``(pcp, vid)``, 76 bytes with the tag (:func:`tag`).
 
     Parameters
     ----------
@@ -164,6 +201,8 @@ def encode_control(kind, node, *, seq=0, counts=(), seq_bits=SEQ_BITS):
             + _field(seq, seq_bits, "seq").to_bytes(LINK_WORD_BYTES, "little")
             + b"".join(_field(c, COUNT_BITS, "count").to_bytes(4, "little") for c in counts))
     body += bytes(CONTROL_BYTES - len(body))
+    if tagged is not None:
+        body = tag(body, *tagged)
     return body + fcs_of(body)
 
 
@@ -187,6 +226,7 @@ class Why(Enum):
     LENGTH = "length"       # data not 4 mod 8, control not 68
     FCS = "fcs"
     ETHERTYPE = "ethertype" # foreign: neither 0x88B5 nor 0x88B6
+    VID = "vid"             # foreign: tagged, but not with the link's VID
     KIND = "kind"           # foreign: 0x88B6 with an unknown kind
 
 
@@ -210,15 +250,19 @@ class Received(NamedTuple):
     why: Why | None = None
 
 
-def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS):
+def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS, vlan=None):
     """Apply the receive checks of [link README §1] to a wire frame (FCS included).
 
+    With ``vlan`` (a :class:`Vlan`), a frame tagged with its VID is read without its tag and
+    with the length rules applied to the untagged length; a tagged data frame's ``vc`` is
+    ``vlan.vc_of_pcp[PCP]``; a frame tagged with another VID is FOREIGN (after the FCS).
     In order: ``user``, shorter than 64 bytes, longer than ``max_bytes``, the length rule of its
     EtherType (0x88B5: 4 mod 8; 0x88B6: 68; other EtherTypes: none [ours]), the FCS: BAD, but a
     0x88B5 frame with its FCS poisoned (XOR :data:`POISON`) is POISONED. Then an EtherType other
     than 0x88B5/0x88B6 or an unknown kind: FOREIGN. Reserved fields (byte 15, the zero areas,
-    link word bits 63:20, count bits 31:20, the DA) are not checked [ours]; a sequence number
-    is read as the low ``seq_bits`` bits of its 20-bit field [ours].
+    link word bits 63:20, count bits 31:20, the DA, the four zero bytes after a tag's EtherType
+    and link header) are not checked [ours]; a sequence number is read as the low ``seq_bits``
+    bits of its 20-bit field [ours].
     """
     wire = bytes(wire)
     if user:
@@ -227,23 +271,31 @@ def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS):
         return Received(Class.BAD, why=Why.RUNT)
     if len(wire) > max_bytes:
         return Received(Class.BAD, why=Why.GIANT)
+    raw, tci, other_vid = wire, None, False
+    if vlan is not None:
+        wire, tci = untag(raw)
+        if tci is not None and tci[2] != vlan.vid:
+            wire, tci, other_vid = raw, None, True
     ethertype = int.from_bytes(wire[12:14], "big")
     if (ethertype == ETHERTYPE and len(wire) % 8 != 4) or (
             ethertype == LINK_ETHERTYPE and len(wire) != CONTROL_BYTES + FCS_BYTES):
         return Received(Class.BAD, why=Why.LENGTH)
-    fcs = fcs_of(wire[:-FCS_BYTES])
-    poisoned = ethertype == ETHERTYPE and poison(fcs) == wire[-FCS_BYTES:]
-    if fcs != wire[-FCS_BYTES:] and not poisoned:
+    fcs = fcs_of(raw[:-FCS_BYTES])
+    poisoned = ethertype == ETHERTYPE and poison(fcs) == raw[-FCS_BYTES:]
+    if fcs != raw[-FCS_BYTES:] and not poisoned:
         return Received(Class.BAD, why=Why.FCS)
     node = node_of(wire[6:12])
+    if other_vid:
+        return Received(Class.FOREIGN, node=node, why=Why.VID)
     if ethertype not in (ETHERTYPE, LINK_ETHERTYPE):
         return Received(Class.FOREIGN, node=node, why=Why.ETHERTYPE)
     mask = (1 << _check_seq_bits(seq_bits)) - 1
     seq = int.from_bytes(wire[LINK_WORD_AT:LINK_WORD_AT + LINK_WORD_BYTES], "little") & mask
     if ethertype == ETHERTYPE:
         frame = wire[:LINK_WORD_AT] + wire[LINK_WORD_AT + LINK_WORD_BYTES:-FCS_BYTES]
+        vc = vc_of(wire) if tci is None else vlan.vc_of_pcp[tci[0]]
         return Received(Class.POISONED if poisoned else Class.DATA, seq=seq, frame=frame,
-                        vc=vc_of(wire), node=node)
+                        vc=vc, node=node)
     try:
         kind = Ctl(wire[14])
     except ValueError:

@@ -77,7 +77,7 @@ class BestEffortRx(ConfiguredComponent):
         with m.If(take):
             m.d.sync += over.eq(~i.p.last & (over | ~space))
         v = i.p.verdict
-        nbytes = v.bytes + LINK_WORD_BYTES      # the frame's, without its FCS
+        nbytes = v.bytes + LINK_WORD_BYTES + Mux(v.tagged, cfg.tag_bytes, 0)   # without FCS
         foreign = take & i.p.last & (v.cls == Class.FOREIGN)
         keep = foreign & ~over & space & frames.w_rdy
         end = (tail + ((nbytes + cfg.eth_bytes - 1) >> (cfg.eth_bytes.bit_length() - 1)))

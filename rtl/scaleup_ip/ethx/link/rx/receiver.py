@@ -78,6 +78,8 @@ class LinkRx(ConfiguredComponent):
         m.submodules.llr = llr = LlrRx(cfg)
         m.submodules.credit = credit = CreditRx(cfg)
         connect(m, flipped(self.i), check.i)
+        if cfg.vlan:
+            m.d.comb += check.settings.eq(s)
         # A register between the checker and the judge (the store is always ready) [Fmax].
         m.d.comb += check.o.ready.eq(1)
         m.d.sync += [store.i.valid.eq(check.o.valid), store.i.payload.eq(check.o.payload)]

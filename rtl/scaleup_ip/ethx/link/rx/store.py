@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The receive buffer: accepted bridge frames kept until the bridge takes them."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import stream
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.memory import Memory
@@ -17,7 +17,7 @@ __all__ = ["RxStore"]
 
 class RxStore(ConfiguredComponent):
     """One FIFO of ``rx_bytes`` shared by the VCs [README §4]: every frame's beats but its
-    link word's are written as they arrive; at its last beat the frame is kept (an accepted
+    link word's (and a tag's: ``store``, ``merge``) are written as they arrive; at its last beat the frame is kept (an accepted
     DATA frame: ``accept``), or the write pointer goes back to where the frame began. So a
     frame the LLR receiver does not accept leaves nothing, and the next frame may begin the
     clock after.
@@ -72,6 +72,12 @@ class RxStore(ConfiguredComponent):
         space = ((at - head)[:len(at)] < rows)
         m.d.comb += [i.ready.eq(1), wr.addr.eq(at[:len(wr.addr)]), wr.data.eq(i.p.data),
                      wr.en.eq(take & i.p.store & space)]
+        if cfg.vlan and cfg.eth_width == 64:      # a tagged frame's bytes 8 .. 11 and 16 .. 19
+            low = Signal(32)
+            with m.If(take):
+                m.d.sync += low.eq(i.p.data[:32])
+            with m.If(i.p.merge):
+                m.d.comb += wr.data.eq(Cat(low, i.p.data[:32]))
         need = i.p.verdict.bytes >> (cfg.eth_bytes.bit_length() - 1)
         m.d.comb += [self.judge.eq(take & i.p.last), self.verdict.eq(i.p.verdict),
                      self.room.eq(((at - tail)[:len(at)] >= need) & frames.w_rdy)]

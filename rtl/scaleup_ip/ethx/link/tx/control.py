@@ -15,6 +15,7 @@ from ..layout import (
     control_layout,
     ctl_requests_layout,
     eth_stream,
+    tagged,
 )
 
 __all__ = ["CtlTx"]
@@ -26,8 +27,9 @@ class CtlTx(ConfiguredComponent):
 
     A frame asked for (``want``) is taken when the sender is idle: ``sent`` pulses for it, and
     the frame is built from ``last_good``, ``echo_seq``, ``init_seq`` or ``r_cf`` as they are
-    in that clock. Its 64 bytes go through the CRC engine first; then the frame and its FCS
-    leave on ``o`` without a gap, so that a frame never waits on the wire for its FCS.
+    in that clock. Its 64 bytes (72 with ``vlan``: tagged with ``tci``, README §1) go through
+    the CRC engine first; then the frame and its FCS leave on ``o`` without a gap, so that a
+    frame never waits on the wire for its FCS.
 
     Latency: ``64 / eth_bytes`` clocks and the CRC engine's latency from taking a request to
     the frame's first beat. Throughput: one frame per ``2 · 68 / eth_bytes`` clocks or so.
@@ -38,10 +40,12 @@ class CtlTx(ConfiguredComponent):
     last_good, echo_seq, init_seq : ``In(20)``; r_cf : ``In(ArrayLayout(20, vcs))``
     node : ``In(16)``
         This node's ID: the SA.
+    tci : ``In(16)``
+        With ``vlan``: the TCI of the frames' tags.
     init_held : ``Out(1)``
         An INIT taken and not yet gone: its FCS is being computed or it waits for the wire.
     o : ``Out(eth_stream(eth_width))``
-        One 68-byte frame at a time; ``user`` 0.
+        One 68-byte frame (76 with ``vlan``) at a time; ``user`` 0.
     """
 
     config_class = LinkConfig
@@ -51,7 +55,7 @@ class CtlTx(ConfiguredComponent):
             "want": In(ctl_requests_layout), "sent": Out(ctl_requests_layout),
             "last_good": In(COUNT_BITS), "echo_seq": In(COUNT_BITS), "init_seq": In(COUNT_BITS),
             "r_cf": In(data.ArrayLayout(COUNT_BITS, c.vcs)),
-            "node": In(16), "init_held": Out(1),
+            "node": In(16), "tci": In(16), "init_held": Out(1),
             "o": Out(eth_stream(c.eth_width)),
         })
 
@@ -82,13 +86,15 @@ class CtlTx(ConfiguredComponent):
             m.d.sync += [frame.eq(chosen.as_value() | head.as_value()), built.eq(1)]
         m.d.comb += self.init_held.eq(built & (frame.kind == Ctl.INIT))
 
-        beats = CONTROL_BYTES // cfg.eth_bytes
-        out_beats = -(-(CONTROL_BYTES + FCS_BYTES) // cfg.eth_bytes)
+        length = CONTROL_BYTES + cfg.tag_bytes
+        wire = tagged(frame.as_value(), self.tci) if cfg.vlan else frame.as_value()
+        beats = length // cfg.eth_bytes
+        out_beats = -(-(length + FCS_BYTES) // cfg.eth_bytes)
         m.submodules.crc = crc = Crc32(CrcConfig(data_width=cfg.eth_width, pipeline=1))
         fed = Signal(range(beats + 1))
         ones = (1 << cfg.eth_bytes) - 1
         m.d.comb += [crc.i.valid.eq(built & (fed < beats)),
-                     crc.i.payload.data.eq(frame.as_value().word_select(fed, cfg.eth_width)),
+                     crc.i.payload.data.eq(wire.word_select(fed, cfg.eth_width)),
                      crc.i.payload.keep.eq(ones), crc.i.payload.last.eq(fed == beats - 1),
                      crc.o.ready.eq(1)]
         with m.If(crc.i.valid & crc.i.ready):
@@ -97,10 +103,10 @@ class CtlTx(ConfiguredComponent):
             m.d.sync += [fcs.eq(crc.o.payload.crc), ready.eq(1)]
 
         o, k = self.o, Signal(range(out_beats))
-        whole = Cat(frame, fcs, Const(0, out_beats * cfg.eth_width - 544))
+        whole = Cat(wire, fcs, Const(0, out_beats * cfg.eth_width - 8 * (length + FCS_BYTES)))
         m.d.comb += [o.valid.eq(ready), o.p.data.eq(whole.word_select(k, cfg.eth_width)),
                      o.p.last.eq(k == out_beats - 1), o.p.user.eq(0),
-                     o.p.keep.eq(Mux(o.p.last, (1 << ((CONTROL_BYTES + FCS_BYTES - 1)
+                     o.p.keep.eq(Mux(o.p.last, (1 << ((length + FCS_BYTES - 1)
                                                       % cfg.eth_bytes + 1)) - 1, ones))]
         with m.If(o.valid & o.ready):
             m.d.sync += k.eq(k + 1)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The replay ring: eligible frames kept, with their link word and FCS, until acknowledged."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -10,7 +10,7 @@ from ....config import ConfiguredComponent
 from ....crc import Crc32, CrcConfig
 from ....model.ethx.bridge import HEADER_BYTES
 from ..config import FCS_BYTES, LINK_WORD_BYTES, LinkConfig
-from ..layout import POISON, eth_stream, link_word_layout
+from ..layout import POISON, eth_stream, link_word_layout, tag_word
 
 __all__ = ["ReplayRing"]
 
@@ -25,10 +25,11 @@ def _descriptor(config, rows):
 class ReplayRing(ConfiguredComponent):
     """Frames in (``i``) take the sequence number ``seq`` (the LLR transmitter's ``next``) plus
     one if the frame before is still waiting for its FCS: their link word goes in after byte
-    16, their bytes into a ring of ``replay_bytes`` and their FCS into their descriptor, and
-    ``pushed`` pulses once the FCS is there (the frame is then at ``seq``). The next frame
-    enters meanwhile; its last beat waits until the frame before is pushed. The frame at
-    ``sent`` leaves on ``o`` when ``go`` allows: ``started`` pulses in the clock it begins (its
+    16 (with ``vlan``, the tag of TCI ``tci`` at byte 12 and four zero bytes after byte 16,
+    README §1), their bytes into a ring of ``replay_bytes`` and their FCS into their
+    descriptor, and ``pushed`` pulses once the FCS is there (the frame is then at ``seq``).
+    The next frame enters meanwhile; its last beat waits until the frame before is pushed. The
+    frame at ``sent`` leaves on ``o`` when ``go`` allows: ``started`` pulses in the clock it begins (its
     first row read), and its beats and FCS follow one per clock without a gap; ``go`` in the
     clock the last beat of the frame before leaves starts the next with no gap either. Frames
     ``acked`` .. ``next − 1`` stay kept.
@@ -38,9 +39,9 @@ class ReplayRing(ConfiguredComponent):
     clock in which no row was written: a frame never waits half-written, and one clock passes
     between frames in.
 
-    Latency: ``8 / eth_bytes`` clocks for the link word and the CRC engine's latency, from a
-    frame's last beat in to ``pushed``; one clock from ``started`` to the first beat out, and
-    two clocks from ``pushed`` or a move of ``sent`` to the next ``started``.
+    Latency: ``8 / eth_bytes`` clocks for the link word (16 with the tag) and the CRC engine's
+    latency, from a frame's last beat in to ``pushed``; one clock from ``started`` to the first
+    beat out, and two clocks from ``pushed`` or a move of ``sent`` to the next ``started``.
     Throughput: one beat per clock in (the link word's beats and a clock between frames
     added) and out.
 
@@ -49,6 +50,8 @@ class ReplayRing(ConfiguredComponent):
     i : ``In(eth_stream(eth_width))``
         Bridge frames (no FCS, multiples of 8 bytes), or CC_UPDATEs built without their link
         word.
+    tci : ``In(16)``
+        With ``vlan``: the TCI of the frame coming in, steady while it does.
     seq : ``In(seq_bits)``; pushed : ``Out(1)``; room : ``Out(1)``
     poisoned : ``Out(1)``
         With ``pushed``: the frame was poisoned (``user`` on its last beat in): its FCS is kept
@@ -64,7 +67,7 @@ class ReplayRing(ConfiguredComponent):
 
     def __init__(self, config):
         super().__init__(config, lambda c: {
-            "i": In(eth_stream(c.eth_width)), "seq": In(c.seq_bits),
+            "i": In(eth_stream(c.eth_width)), "seq": In(c.seq_bits), "tci": In(16),
             "pushed": Out(1), "room": Out(1), "limit": In(range(c.replay_frames)),
             "poisoned": Out(1),
             "acked": In(c.seq_bits), "sent": In(c.seq_bits), "next": In(c.seq_bits),
@@ -111,48 +114,72 @@ class ReplayRing(ConfiguredComponent):
         m.d.sync += self.room.eq(current & (kept < most)
                                  & (used <= rows - cfg.rows(cfg.max_wire_bytes)))
 
+    def _steps(self, word, data):
+        """The beats written at an input position besides the input's: ``{pos: [(value,
+        needs, takes)]}``, in order, before the input beat at ``pos`` is written as it is.
+        ``needs``: the value is made of the input beat, which must be valid; ``takes``: writing
+        it takes the input beat."""
+        cfg = self.config
+        w = cfg.eth_width
+        beats = lambda value: [(value.word_select(k, w), False, False)
+                               for k in range(len(value) // w)]
+        word_beats = beats(word.as_value())
+        if not cfg.vlan:
+            return {HEADER_BYTES: word_beats}
+        tag = tag_word(self.tci)
+        if w == 64:                 # byte 12 inside a beat: it is split in two
+            return {8: [(Cat(data[:32], tag), True, False), (Cat(data[32:], Const(0, 32)),
+                                                             True, True)],
+                    HEADER_BYTES: word_beats}
+        return {12: beats(tag), HEADER_BYTES: beats(Const(0, 32)) + word_beats}
+
     def _write(self, m, mem, dw, at, pending, p_start):
         cfg, i = self.config, self.i
         wr = mem.write_port()
-        lw_beats = LINK_WORD_BYTES // cfg.eth_bytes
-        pos = Signal(range(cfg.max_wire_bytes + 1))     # bytes of this frame in (no link word)
+        pos = Signal(range(cfg.max_wire_bytes + 1))     # bytes of this frame in (its own)
         start = Signal.like(at)
         inside = Signal()                               # a frame is being written
-        word_k = Signal(range(lw_beats + 1))            # link-word beats written
+        word = Signal(link_word_layout)
+        steps = self._steps(word, i.p.data)
+        step_k = Signal(range(max(map(len, steps.values())) + 1))   # steps written at ``pos``
         p_bytes = Signal.like(pos)
         p_poison = Signal()                             # the pending frame is poisoned
         m.submodules.crc = crc = Crc32(CrcConfig(data_width=cfg.eth_width, pipeline=1))
         push = crc.o.valid & pending                    # the pending frame's FCS
 
-        word = Signal(link_word_layout)
         m.d.comb += [word.seq.eq(self.seq + pending), word.zero.eq(0)]
-        in_word = inside & (pos == HEADER_BYTES) & (word_k < lw_beats)
+        stepping, value, needs, takes = Signal(), Signal(cfg.eth_width), Signal(), Signal()
+        for at_pos, beats in steps.items():
+            for k, (v, n, t) in enumerate(beats):
+                with m.If(inside & (pos == at_pos) & (step_k == k)):
+                    m.d.comb += [stepping.eq(1), value.eq(v), needs.eq(n), takes.eq(t)]
+        added = stepping & ~takes                       # a beat written, the input's kept
         quiet = Signal()                                # no row written in the clock before
-        m.d.comb += i.ready.eq(~in_word & (inside | (self.room & quiet))
+        m.d.comb += i.ready.eq(~added & (inside | (self.room & quiet))
                                & (~i.p.last | ~pending | push))
         take = i.valid & i.ready
-        beat = Mux(in_word, word.as_value().word_select(word_k, cfg.eth_width), i.p.data)
+        beat = Mux(stepping, value, i.p.data)
+        write = take | (added & (~needs | i.valid))
         m.d.comb += [
-            wr.addr.eq(at[:len(wr.addr)]), wr.data.eq(beat), wr.en.eq(take | in_word),
-            crc.i.valid.eq(take | in_word),
+            wr.addr.eq(at[:len(wr.addr)]), wr.data.eq(beat), wr.en.eq(write),
+            crc.i.valid.eq(write),
             crc.i.payload.data.eq(beat),
-            crc.i.payload.keep.eq(Mux(in_word, (1 << cfg.eth_bytes) - 1, i.p.keep)),
+            crc.i.payload.keep.eq(Mux(stepping, (1 << cfg.eth_bytes) - 1, i.p.keep)),
             crc.i.payload.last.eq(take & i.p.last),
             crc.o.ready.eq(1),
         ]
         nbytes = sum(i.p.keep[k] for k in range(cfg.eth_bytes))
         m.d.sync += quiet.eq(~wr.en)
         with m.If(wr.en):
-            m.d.sync += at.eq(at + 1)
-        with m.If(in_word):                 # ``pos`` counts the frame's own bytes
-            m.d.sync += word_k.eq(word_k + 1)
+            m.d.sync += [at.eq(at + 1), step_k.eq(step_k + 1)]
         with m.If(take):
-            m.d.sync += [pos.eq(pos + nbytes), inside.eq(~i.p.last)]
+            m.d.sync += [pos.eq(pos + nbytes), inside.eq(~i.p.last), step_k.eq(0)]
             with m.If(~inside):
                 m.d.sync += start.eq(at)
             with m.If(i.p.last):
-                m.d.sync += [p_start.eq(start), p_bytes.eq(pos + nbytes + LINK_WORD_BYTES),
-                             p_poison.eq(i.p.user), word_k.eq(0), pos.eq(0)]
+                m.d.sync += [p_start.eq(start),
+                             p_bytes.eq(pos + nbytes + LINK_WORD_BYTES + cfg.tag_bytes),
+                             p_poison.eq(i.p.user), pos.eq(0)]
         with m.If(push):
             m.d.sync += pending.eq(0)
         with m.If(take & i.p.last):

@@ -18,6 +18,7 @@ from ..layout import (
     ctl_requests_layout,
     eth_stream,
     settings_layout,
+    tci_of,
     tx_counts,
 )
 from .llr import LlrTx
@@ -111,6 +112,8 @@ class LinkTx(ConfiguredComponent):
             ctl_tx.init_seq.eq(llr.acked), ctl_tx.r_cf.eq(self.r_cf), ctl_tx.node.eq(self.node),
         ]
         self._feed(m, queues, credit, ring)
+        if cfg.vlan:
+            self._tags(m, credit, ring, ctl_tx)
         be = None
         if cfg.be_bytes:
             m.submodules.be = be = BestEffortTx(cfg)
@@ -136,6 +139,15 @@ class LinkTx(ConfiguredComponent):
             m.d.sync += [feeding.eq(1), cc.eq(credit.cc)]
         with m.If(ring.i.valid & ring.i.ready & ring.i.p.last):
             m.d.sync += feeding.eq(0)
+
+    def _tags(self, m, credit, ring, ctl_tx):
+        """The TCIs (README §1): a data frame's PCP is its VC's, chosen as it starts into the
+        ring; control frames and CC_UPDATEs have ``ctl_pcp``."""
+        s = self.settings
+        tci = Signal(16)
+        with m.If(credit.start):
+            m.d.sync += tci.eq(tci_of(s, Mux(credit.cc, s.ctl_pcp, s.pcps[credit.pick])))
+        m.d.comb += [ring.tci.eq(tci), ctl_tx.tci.eq(tci_of(s, s.ctl_pcp))]
 
     def _wire(self, m, ring, llr, ctl_tx, be):
         """Between frames, a control frame waiting goes first, then the ring's next frame, then
