@@ -238,14 +238,17 @@ class LinkPairEnv(EthxEnv):
                                         cfg.max_be_bytes])
         return bytes.fromhex("02000000aa0102000000010208") + self.rng.randbytes(size - 13)
 
-    def offer_be(self, end, frame, *, keep=None):
+    def offer_be(self, end, frame, *, keep=None, holes=0, malformed=False):
         """Send ``frame`` on ``end``'s best-effort side; a malformed one (too short, too long,
-        or with ``keep`` as given on its last beat) is expected dropped and counted."""
+        with ``keep`` as given on its last beat, with ``holes`` beats of no bytes before its
+        last, or ``malformed`` as the caller knows) is expected dropped and counted."""
         cfg = self.config
         beats = bytes_to_beats(frame, cfg.eth_bytes)
         if keep is not None:
             beats[-1]["keep"] = keep
-        if keep is None and MIN_BE_BYTES <= len(frame) <= cfg.max_be_bytes:
+        beats[-1:-1] = [dict(data=0xDEADBEEF, keep=0, last=0)] * holes
+        if (keep is None and not holes and not malformed
+                and MIN_BE_BYTES <= len(frame) <= cfg.max_be_bytes):
             self.be_offered[end].append(frame)
         else:
             self.be_malformed[end] += 1

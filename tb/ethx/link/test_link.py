@@ -9,10 +9,11 @@ import itertools
 
 import cocotb
 import pytest
+from amaranth import Shape
 from cocotb.triggers import ClockCycles
 
-from scaleup_ip.ethx.link import (MIN_BE_BYTES, EthxLink, LinkConfig, TxState, default_settings,
-                                  settings_layout)
+from scaleup_ip.ethx.link import (LINK_WORD_BYTES, MIN_BE_BYTES, EthxLink, LinkConfig, TxState,
+                                  default_settings, settings_layout, verdict_layout)
 from scaleup_ip.ethx.link.tx import BestEffortTx
 from scaleup_ip.model.ethx import link as model
 from sim import harness
@@ -110,6 +111,43 @@ async def best_effort(dut):
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def best_effort_refused(dut):
+    """Frames the best-effort path must refuse while good ones wait in its buffer (a's wire
+    held down): one with more empty beats than the buffer has rows (it must not overwrite the
+    frames waiting), and frames the far end would take for the link's own: EtherType 0x88B6
+    (an INIT) or 0x88B5, and, with the tag option, either inside a tag of the link's VID. A
+    frame tagged with the link's VID around another EtherType is not the link's: it goes."""
+    tb = TB(dut)
+    await tb.start()
+    cfg = tb.config
+    dut.a_up.value = 0
+    await ClockCycles(dut.clk, 10)
+    good = [tb.be_frame(100), tb.be_frame(200)]
+    tb.offer_be("a", good[0])
+    tb.offer_be("a", tb.be_frame(80), holes=cfg.be_bytes // cfg.eth_bytes + 10)
+    tb.offer_be("a", good[1])
+    init = model.encode_control(model.Ctl.INIT, NODES["a"], seq=5)[:-model.FCS_BYTES]
+    data = model.to_wire(tb.bridge_frame("a", words=6), 3)[:-model.FCS_BYTES]
+    for frame in (init, data):
+        tb.offer_be("a", frame, malformed=True)
+        if cfg.vlan:
+            tagged = model.tag(frame, 0, tb.settings["vid"])
+            tb.offer_be("a", tagged, malformed=True)
+    if cfg.vlan:
+        ipv4 = model.tag(tb.be_frame(120), 3, tb.settings["vid"])
+        tb.offer_be("a", ipv4)
+    while not tb.be_source["a"].empty():
+        await ClockCycles(dut.clk, 1)
+    await ClockCycles(dut.clk, 50)
+    dut.a_up.value = 1
+    await tb.traffic(20)
+    await tb.settle()
+    tb.check()
+    assert tb.be_got["b"][:2] == good
+    assert tb.rx("b")["INIT_RX"] == tb.tx("a")["INIT_TX"] and tb.tx("b")["ACK_NACK_SEQ_ERROR"] == 0
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def lost_acks(dut):
     """Half the ACKs lost: later cumulative ACKs and duplicates' ACKs cover them."""
     await run(dut, 60, loss={"ack": 0.5}, corrupt=0.0)
@@ -154,11 +192,11 @@ SEEDS = [(CONFIGS[1], "link_down_too_long", 639272305),
 #: The tests the 8-bit configuration runs (a byte a clock is slow to simulate); the loss of
 #: single kinds of control frame and the full replay ring do not depend on the width, and
 #: ``link_down_too_long`` runs with its seed below.
-NARROW_TESTS = "clean,lossy,vc_without_credit,link_down_and_up,best_effort"
+NARROW_TESTS = "clean,lossy,vc_without_credit,link_down_and_up,best_effort,best_effort_refused"
 
 
 #: The 32-bit configuration checks the tag and the best-effort path at its width.
-WIDE_TESTS = "clean,lossy,best_effort"
+WIDE_TESTS = "clean,lossy,best_effort,best_effort_refused"
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=LinkConfig.slug)
@@ -295,3 +333,15 @@ def test_vlan_config():
     defaults = default_settings(LinkConfig(vcs=3, vlan=True))
     assert (defaults["vid"], defaults["pcps"], defaults["ctl_pcp"]) == (0, [0, 1, 2], 7)
     assert defaults["vc_of_pcp"] == [0, 1, 2, 2, 2, 2, 2, 2]
+
+
+def test_verdict_holds_every_foreign_frame():
+    """The verdict's byte count holds the longest frame the receiver passes on at every MTU
+    (a foreign frame's, less link word and FCS: 8 more than a bridge frame's with the tag;
+    MTU 2033 with the tag once cut 2064-byte best-effort frames to 12 bytes)."""
+    for mtu in range(1500, 9217):
+        for vlan in (False, True):
+            cfg = LinkConfig(mtu=mtu, vlan=vlan, queue_bytes=16384, rx_bytes=16384,
+                             replay_bytes=16384)
+            field = Shape.cast(verdict_layout(cfg)["bytes"].shape)
+            assert (1 << field.width) > cfg.max_be_bytes - LINK_WORD_BYTES, (mtu, vlan)

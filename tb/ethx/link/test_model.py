@@ -1283,3 +1283,16 @@ def test_classify_tagged_control():
                                                              (7, 8, 0), 5)
     longer = with_fcs(wire[:-4] + bytes(8))
     assert classify(longer, max_bytes=2000, vlan=VLAN).why is Why.LENGTH
+
+
+def test_classify_tagged_lengths():
+    """With the option, the runt and giant rules of the link's frames read the untagged length:
+    a tagged data frame of 68 bytes (60 untagged) is a runt; an untagged one longer than the
+    longest tagged frame less 8 is a giant; a foreign frame may use the whole length."""
+    short = with_fcs(link.tag(bridge(0, 1)[:16] + bytes(40), 0, 0x123))
+    assert len(short) == 68 and classify(short, max_bytes=2000, vlan=VLAN).why is Why.RUNT
+    longest = to_wire(bridge(0, 1, words=20), 0)                    # untagged: 188 bytes
+    assert classify(longest, max_bytes=len(longest) + 8, vlan=VLAN).cls is Class.DATA
+    assert classify(longest, max_bytes=len(longest) + 7, vlan=VLAN).why is Why.GIANT
+    foreign = with_fcs(bytes(12) + b"\x08\x00" + bytes(len(longest) - 18))
+    assert classify(foreign, max_bytes=len(longest), vlan=VLAN).why is Why.ETHERTYPE

@@ -119,11 +119,13 @@ def link_vc(byte14, vcs):
 
 def verdict_layout(config):
     """A received frame, judged once its FCS is checked: its class, the link word's sequence
-    number (or a control frame's), the bridge frame's bytes, its VC, a control kind, a
+    number (or a control frame's), the bridge frame's bytes (a foreign frame's, less 12: with
+    ``vlan`` up to 8 more than a bridge frame's), its VC, a control kind, a
     CF/CC_UPDATE's counts, and whether it came with the link's tag (``bytes`` and the fields
     are then the untagged frame's)."""
     return data.StructLayout({
-        "cls": Class, "kind": Ctl, "seq": COUNT_BITS, "bytes": range(config.max_frame_bytes + 1),
+        "cls": Class, "kind": Ctl, "seq": COUNT_BITS,
+        "bytes": range(config.max_frame_bytes + config.tag_bytes + 1),
         "vc": vc_shape(config), "counts": data.ArrayLayout(COUNT_BITS, config.vcs),
         "tagged": 1,
     })

@@ -69,7 +69,8 @@ MAX_VID = 0xFFF             # VID is 12 bits; 0: a priority tag [IEEE 802.1Q §9
 
 class Vlan(NamedTuple):
     """The receive side of the tag option [link README §1]: frames tagged with ``vid`` are the
-    link's, and a tagged data frame enters VC ``vc_of_pcp[PCP]``."""
+    link's, and a tagged data frame enters VC ``vc_of_pcp[PCP]`` (an entry at or above the
+    link's VCs names the last, as a link header's VC does)."""
 
     vid: int
     vc_of_pcp: tuple
@@ -253,8 +254,10 @@ class Received(NamedTuple):
 def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS, vlan=None):
     """Apply the receive checks of [link README §1] to a wire frame (FCS included).
 
-    With ``vlan`` (a :class:`Vlan`), a frame tagged with its VID is read without its tag and
-    with the length rules applied to the untagged length; a tagged data frame's ``vc`` is
+    With ``vlan`` (a :class:`Vlan`, ``max_bytes`` then the longest tagged frame), a frame
+    tagged with its VID is read without its tag and with the length rules applied to the
+    untagged length (a data or control frame under 64 bytes untagged is a runt; an untagged
+    one of the link's longer than ``max_bytes - 8`` a giant); a tagged data frame's ``vc`` is
     ``vlan.vc_of_pcp[PCP]``; a frame tagged with another VID is FOREIGN (after the FCS).
     In order: ``user``, shorter than 64 bytes, longer than ``max_bytes``, the length rule of its
     EtherType (0x88B5: 4 mod 8; 0x88B6: 68; other EtherTypes: none [ours]), the FCS: BAD, but a
@@ -277,6 +280,11 @@ def classify(wire, *, user=False, max_bytes, seq_bits=SEQ_BITS, vlan=None):
         if tci is not None and tci[2] != vlan.vid:
             wire, tci, other_vid = raw, None, True
     ethertype = int.from_bytes(wire[12:14], "big")
+    if ethertype in (ETHERTYPE, LINK_ETHERTYPE):    # the link's frames, untagged [ours]
+        if len(wire) < MIN_BYTES:
+            return Received(Class.BAD, why=Why.RUNT)
+        if vlan is not None and tci is None and len(wire) > max_bytes - TAG_BYTES:
+            return Received(Class.BAD, why=Why.GIANT)
     if (ethertype == ETHERTYPE and len(wire) % 8 != 4) or (
             ethertype == LINK_ETHERTYPE and len(wire) != CONTROL_BYTES + FCS_BYTES):
         return Received(Class.BAD, why=Why.LENGTH)

@@ -42,6 +42,7 @@ class BestEffortRx(ConfiguredComponent):
 
     def __init__(self, config):
         if not config.be_bytes:
+            self._MustUse__silence = True       # never built
             raise ValueError("BestEffortRx needs a link configuration with be_bytes")
         super().__init__(config, lambda c: {
             "i": In(stream.Signature(rx_beat_layout(c))),

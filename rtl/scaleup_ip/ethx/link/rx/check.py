@@ -196,7 +196,12 @@ class RxCheck(ConfiguredComponent):
         etype = Cat(cap.type_lo, cap.type_hi)
         ours, link = etype == ETHERTYPE, etype == LINK_ETHERTYPE
         poison = ours & poisoned
-        bad = (info.user | (info.length < MIN_BYTES) | (info.length > cfg.max_wire_bytes)
+        # The runt and giant rules on the length as received, and on the untagged length for
+        # the link's frames: with ``vlan`` an untagged one is 8 bytes shorter at most.
+        size_bad = ((info.length < MIN_BYTES) | (info.length > cfg.max_wire_bytes)
+                    | ((ours | link) & ((length < MIN_BYTES)
+                                        | (length > cfg.max_wire_bytes - cfg.tag_bytes))))
+        bad = (info.user | size_bad
                | ~(fcs_ok | poison) | (ours & ((length & (WORD - 1)) != FCS_BYTES))
                | (link & (length != CONTROL_BYTES + FCS_BYTES)))
         control = link & kind.as_value().matches(*_CONTROL_KINDS)
@@ -220,7 +225,8 @@ class RxCheck(ConfiguredComponent):
             verdict.tagged.eq(tag),
         ]
         if cfg.vlan:
-            with m.If(tag):
-                m.d.comb += verdict.vc.eq(self.settings.vc_of_pcp[pcp])
+            with m.If(tag):         # entries at or above ``vcs`` name the last VC [ours]
+                entry = self.settings.vc_of_pcp[pcp]
+                m.d.comb += verdict.vc.eq(Mux(entry >= cfg.vcs, cfg.vcs - 1, entry))
         for v in range(cfg.vcs):
             m.d.comb += verdict.counts[v].eq(cap.counts[v])

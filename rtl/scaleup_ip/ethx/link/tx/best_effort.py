@@ -9,8 +9,10 @@ from amaranth.lib.wiring import In, Out
 
 from ....config import ConfiguredComponent
 from ....crc import Crc32, CrcConfig
+from ....model.ethx.bridge import ETHERTYPE
+from ....model.ethx.link import TPID
 from ..config import FCS_BYTES, MIN_BE_BYTES, LinkConfig
-from ..layout import BE_FRAMES, be_side_counts, eth_stream
+from ..layout import BE_FRAMES, LINK_ETHERTYPE, be_side_counts, eth_stream
 
 __all__ = ["BestEffortTx"]
 
@@ -26,8 +28,9 @@ class BestEffortTx(ConfiguredComponent):
 
     A frame of fewer than 60 or more than ``max_be_bytes`` bytes, or whose ``keep`` is not all
     ones before its last beat and contiguous from byte 0 on it, is dropped and counted
-    (``BE_TX_MALFORMED``); the source pads short frames, as for a MAC without padding. A frame
-    sent is counted ``BE_TX``.
+    (``BE_TX_MALFORMED``); the source pads short frames, as for a MAC without padding. So is a
+    frame the far end would take for the link's own: EtherType 0x88B5 or 0x88B6, or with
+    ``vlan`` either of them inside a tag of VID ``vid``. A frame sent is counted ``BE_TX``.
 
     ``ready``: a whole frame waits; ``go`` in a clock with ``ready`` starts it (``started``
     pulses), and its beats follow one per clock without a gap, the FCS in the bytes after
@@ -46,6 +49,8 @@ class BestEffortTx(ConfiguredComponent):
     o : ``Out(eth_stream(eth_width))``
         The same with their FCS; ``user`` 0.
     ready : ``Out(1)``; go : ``In(1)``; started : ``Out(1)``
+    vid : ``In(12)``
+        With ``vlan`` only: the VID of the link's tags.
     counts : ``Out(be_side_counts)``
         ``BE_TX``, ``BE_TX_MALFORMED``: 32-bit, wrapping.
     """
@@ -54,12 +59,13 @@ class BestEffortTx(ConfiguredComponent):
 
     def __init__(self, config):
         if not config.be_bytes:
+            self._MustUse__silence = True       # never built
             raise ValueError("BestEffortTx needs a link configuration with be_bytes")
         super().__init__(config, lambda c: {
             "i": In(eth_stream(c.eth_width)), "o": Out(eth_stream(c.eth_width)),
             "ready": Out(1), "go": In(1), "started": Out(1),
             "counts": Out(be_side_counts),
-        })
+        } | ({"vid": In(12)} if c.vlan else {}))
 
     def elaborate(self, platform):
         cfg = self.config
@@ -94,14 +100,15 @@ class BestEffortTx(ConfiguredComponent):
         take = i.valid & i.ready
         nbytes = sum(i.p.keep[k] for k in range(cfg.eth_bytes))
         over = count + nbytes > cfg.max_be_bytes
-        m.d.comb += [wr.addr.eq(at[:len(wr.addr)]), wr.data.eq(i.p.data),
-                     wr.en.eq(take & ~over),
-                     crc.i.valid.eq(take), crc.i.p.data.eq(i.p.data), crc.i.p.keep.eq(i.p.keep),
-                     crc.i.p.last.eq(i.p.last)]
         keep_bad = Mux(i.p.last, (i.p.keep == 0) | ((i.p.keep & (i.p.keep + 1)) != 0),
                        i.p.keep != ones)
+        m.d.comb += [wr.addr.eq(at[:len(wr.addr)]), wr.data.eq(i.p.data),
+                     wr.en.eq(take & ~over & ~bad & ~keep_bad),    # never past a longest frame
+                     crc.i.valid.eq(take), crc.i.p.data.eq(i.p.data), crc.i.p.keep.eq(i.p.keep),
+                     crc.i.p.last.eq(i.p.last)]
         length = count + nbytes
-        good = ~bad & ~keep_bad & ~over & (length >= MIN_BE_BYTES)
+        good = (~bad & ~keep_bad & ~over & (length >= MIN_BE_BYTES)
+                & ~self._link_like(m, take, count))
         with m.If(wr.en):
             m.d.sync += [at.eq(at + 1), count.eq(length)]
         with m.If(take):
@@ -123,6 +130,23 @@ class BestEffortTx(ConfiguredComponent):
                      frames.w_data.eq(whole), frames.w_en.eq(crc.o.valid & done.good)]
         with m.If(take & i.p.last & ~good):
             m.d.sync += self.counts[1].eq(self.counts[1] + 1)
+
+    def _link_like(self, m, take, count):
+        """Whether the frame coming in, at its last beat, has bytes 12 .. 17 of a frame of the
+        link's (README §6): they are kept as they pass (``count``: the bytes before this beat,
+        a whole number of beats)."""
+        cfg, i = self.config, self.i
+        head = Signal(48)                           # bytes 12 .. 17
+        for b in range(12, 18):
+            with m.If(take & (count == b // cfg.eth_bytes * cfg.eth_bytes)):
+                m.d.sync += head.word_select(b - 12, 8).eq(
+                    i.p.data.word_select(b % cfg.eth_bytes, 8))
+        etype = lambda at: Cat(head.word_select(at + 1, 8), head.word_select(at, 8))
+        ours = lambda at: (etype(at) == ETHERTYPE) | (etype(at) == LINK_ETHERTYPE)
+        if not cfg.vlan:
+            return ours(0)
+        vid = Cat(head.word_select(3, 8), head.word_select(2, 8))[:12]
+        return ours(0) | ((etype(0) == TPID) & (vid == self.vid) & ours(4))
 
     def _read(self, m, mem, frames, head, rows):
         """The oldest frame out when ``go``: its rows with their bytes past its end replaced

@@ -82,12 +82,14 @@ class CtlTx(ConfiguredComponent):
                 if kind == Ctl.CF_UPDATE:
                     m.d.comb += [chosen.counts[v].eq(self.r_cf[v]) for v in range(cfg.vcs)]
             first = False
+        tci = Signal(16)                        # the TCI as the frame was built
         with m.If(idle & want.as_value().any()):
-            m.d.sync += [frame.eq(chosen.as_value() | head.as_value()), built.eq(1)]
+            m.d.sync += [frame.eq(chosen.as_value() | head.as_value()), built.eq(1),
+                         tci.eq(self.tci)]
         m.d.comb += self.init_held.eq(built & (frame.kind == Ctl.INIT))
 
         length = CONTROL_BYTES + cfg.tag_bytes
-        wire = tagged(frame.as_value(), self.tci) if cfg.vlan else frame.as_value()
+        wire = tagged(frame.as_value(), tci) if cfg.vlan else frame.as_value()
         beats = length // cfg.eth_bytes
         out_beats = -(-(length + FCS_BYTES) // cfg.eth_bytes)
         m.submodules.crc = crc = Crc32(CrcConfig(data_width=cfg.eth_width, pipeline=1))

@@ -118,6 +118,8 @@ class LinkTx(ConfiguredComponent):
         if cfg.be_bytes:
             m.submodules.be = be = BestEffortTx(cfg)
             connect(m, flipped(self.be_i), be.i)
+            if cfg.vlan:
+                m.d.comb += be.vid.eq(self.settings.vid)
             m.d.comb += self.be_counts.eq(be.counts)
         self._wire(m, ring, llr, ctl_tx, be)
         return m
