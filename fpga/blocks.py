@@ -4,9 +4,10 @@
 Each block of :data:`BLOCKS` is wrapped in a :class:`~fpga.harness.BlockHarness` (every port
 registered, none on a pin) and built with Amaranth's Trellis flow for ECP5 and the yowasp tools
 of this environment: Yosys ``synth_ecp5`` (``abc9`` LUT mapping, the default in Yosys 0.70),
-nextpnr-ecp5 with ``--freq``, ``--report`` and ``--seed 1`` and the clock pin constrained to the
-same frequency, then ``ecppack``. Builds go to ``build/synth/blocks/<block>-<config slug>/``; the
-figures to ``build/synth/blocks.json``.
+nextpnr-ecp5 with ``--freq`` and ``--report`` and the clock pin constrained to the same
+frequency, once per placement seed (``--seeds``, by default :data:`fpga.report.SEEDS`: the
+worst is reported, every seed's Fmax beside it), then ``ecppack``. Builds go to
+``build/synth/blocks/<block>-<config slug>/``; the figures to ``build/synth/blocks.json``.
 
 ``luts`` and ``ffs`` are of the whole design; ``block_luts`` and ``block_ffs`` subtract the
 harness's own cost, which is known by construction (:attr:`~fpga.harness.BlockHarness.wrapper_ffs`,
@@ -116,11 +117,13 @@ class _Top(BlockHarness):
         return m
 
 
-def measure(name, component, config, mapper, freq_mhz, device=DEVICE):
-    """Build one block; return its row of figures."""
+def measure(name, component, config, mapper, freq_mhz, device=DEVICE, seeds=report.SEEDS):
+    """Build one block, placed and routed with each of ``seeds``; return its row of figures
+    (the worst seed's)."""
     top = _Top(component(config))
     build_dir = toolchain.BUILD / "synth" / "blocks" / f"{name}-{config.slug()}-{device}"
-    figures = report.build(BlockPlatform(freq_mhz, device), top, build_dir, freq_mhz, mapper)
+    figures = report.build(BlockPlatform(freq_mhz, device), top, build_dir, freq_mhz, mapper,
+                           seeds=seeds)
     (clock, fmax), = figures["fmax_mhz"].items()
     return {
         "block": name,
@@ -139,6 +142,7 @@ def measure(name, component, config, mapper, freq_mhz, device=DEVICE):
         "port_bits": {"in": top.in_bits, "out": top.out_bits},
         "device": figures["device"],
         "seed": figures["seed"],
+        "fmax_by_seed": figures["fmax_by_seed"],
         "critical_path": figures["critical_path"][clock],
         "seconds": figures["seconds"],
     }
@@ -164,13 +168,16 @@ def main(argv=None):
                         help=f"target frequency in MHz (default: {TARGET_MHZ:g})")
     parser.add_argument("--only", metavar="TEXT",
                         help="only blocks whose name or config slug contains TEXT")
+    parser.add_argument("--seeds", default=",".join(map(str, report.SEEDS)),
+                        help="nextpnr placement seeds, the worst reported (default: %(default)s)")
     args = parser.parse_args(argv)
+    seeds = tuple(int(s) for s in args.seeds.split(","))
     toolchain.setup()
     blocks = [block for block in BLOCKS
               if args.only is None or args.only in f"{block[0]}-{block[2].slug()}"]
     started = time.monotonic()
     # One at a time: Amaranth's build plan changes the process's working directory.
-    rows = [measure(*block[:4], args.freq, *block[4:]) for block in blocks]
+    rows = [measure(*block[:4], args.freq, *block[4:], seeds=seeds) for block in blocks]
     out = toolchain.BUILD / "synth" / "blocks.json"
     out.write_text(json.dumps({"target_mhz": args.freq, "tools": report.tool_versions(),
                                "seconds": round(time.monotonic() - started, 1),
