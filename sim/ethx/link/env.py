@@ -111,8 +111,8 @@ class LinkPairEnv(EthxEnv):
         self.pcp_seen[got.cls, pcp] += 1
 
     def _fate(self, end, wire):
-        fate = self._judge(end, wire)
-        if kind_of(self.classify(wire)) == "be":
+        got, fate = self._judge(end, wire)
+        if kind_of(got) == "be":
             if fate is None:
                 self.be_due[other(end)].append(wire[:-model.FCS_BYTES])
                 self.foreign[other(end)] += 1
@@ -122,6 +122,7 @@ class LinkPairEnv(EthxEnv):
         return fate
 
     def _judge(self, end, wire):
+        """``wire`` as the model classifies it, checked, and its fate (see ``fate``)."""
         got = self.classify(wire)
         if got.cls is model.Class.FOREIGN and self.config.be_bytes:
             # A best-effort frame: the next one offered at ``end``, with a good FCS.
@@ -141,27 +142,27 @@ class LinkPairEnv(EthxEnv):
         fate = self.rule(end, got, wire) if self.rule else None
         if fate is False:
             self.lost[end][kind, "drop"] += 1
-            return False
+            return got, False
         if fate is not None:
             if self.classify(fate).cls is model.Class.BAD:
                 self.lost[end][kind, "corrupt"] += 1
-            return fate
+            return got, fate
         if self.down:
             self.lost[end][kind, "down"] += 1
-            return False
+            return got, False
         if kind == "data" and end in self.lose_first:
             self.lose_first.discard(end)
             self.lost[end][kind, "drop"] += 1
-            return False
+            return got, False
         if self.rng.random() >= self.loss.get(kind, 0):
-            return None
+            return got, None
         if self.rng.random() < self.corrupt:
             self.lost[end][kind, "corrupt"] += 1
             bad = bytearray(wire)
             bad[self.rng.randrange(len(bad))] ^= 1 << self.rng.randrange(8)
-            return bytes(bad)
+            return got, bytes(bad)
         self.lost[end][kind, "drop"] += 1
-        return False
+        return got, False
 
     def apply_settings(self, end=None):
         layout = settings_layout(self.config)
