@@ -21,7 +21,7 @@ from cocotb.triggers import ClockCycles
 from scaleup_ip.model.tl.flit import READ, WRITE_FULL
 from scaleup_ip.tl import CachePolicy, TxCacheCount
 from sim.streams import random_pauses
-from sim.tl.bench import PLENTY, FlitCounter, _receive
+from sim.tl.bench import BACKLOG_CLOCKS, PLENTY, FlitCounter, _receive
 from sim.tl.env import TlTxEnv, TxCacheControls, config_credits, delivered_with_cache
 from sim.tl.traffic import (
     CACHE_PATTERNS,
@@ -33,8 +33,6 @@ from sim.tl.traffic import (
 
 #: Requests per run.
 REQUESTS = 200
-#: Clocks the link is held at the start of a run, with traffic offered.
-BACKLOG_CLOCKS = 160
 
 
 def _writefull_stream(rng, n):

@@ -25,6 +25,7 @@ __all__ = [
     "as_received",
     "by_kind",
     "cache_pattern",
+    "cacheable",
     "cacheable_request",
     "make_read_response",
     "make_request",
@@ -155,6 +156,11 @@ def _pair_read_64(rng):
             make_read_response(rng, 0)]
 
 
+def _pair_read_256(rng):
+    return [make_request(rng, READ, 256 * rng.randrange(1 << 40), 256),
+            make_read_response(rng, 3)]
+
+
 def _pair_mixed(rng):
     nbytes = 64 * rng.randint(1, 4)
     addr = 256 * rng.randrange(1 << 40) + 64 * rng.randrange(5 - nbytes // 64)
@@ -174,14 +180,43 @@ def _pair_atomic(rng):
     return [make_request(rng, ATOMIC_R, addr, 64, num_beats=0), make_read_response(rng, 0)]
 
 
-#: Benchmark mixes: name -> function returning one request and the response to a peer request.
+def _write_response(rng):
+    return [make_write_response(rng)]
+
+
+def _read_request(rng):
+    return [make_request(rng, READ, 64 * rng.randrange(1 << 40), 64)]
+
+
+def _pair_random(rng):
+    return [random_request(rng), random_response(rng)]
+
+
+#: Benchmark mixes: name -> function returning one request and the response to a peer request
+#: (or, for the bursts of one kind, one item).
 MIXES = {
     "writefull_256": _pair_writefull_256,
     "read_64": _pair_read_64,
+    "read_256": _pair_read_256,
     "mixed_64_256": _pair_mixed,
     "partial_write_4_64": _pair_partial_write,
     "atomic_r": _pair_atomic,
+    "write_responses": _write_response,
+    "read_requests": _read_request,
+    "random": _pair_random,
 }
+
+
+def cacheable(rng, item, dst_acc=7):
+    """``item`` as the address cache can compress it when it is a Read, Write or WriteFull of
+    whole beats: in one 1 MB region of ``dst_acc``, with the ATTR and ReqMetaData Table 5-32
+    allows; other items unchanged."""
+    if not isinstance(item, Request) or item.cmd not in (READ, WRITE, WRITE_FULL):
+        return item
+    region = 0x5A5A << 20
+    return dataclasses.replace(item, addr=region | item.addr % REGION_BYTES, dst_acc=dst_acc,
+                               attr=0xFF if item.cmd == READ else 0x00,
+                               metadata=item.metadata % 8)
 
 
 def overhead_bytes(item):

@@ -30,7 +30,7 @@ __all__ = [
     "CWAY_BITS",
     "DATA_CREDIT_MAX",
     "FAIR_LEAD_LIMIT",
-    "FAIR_RESPONSES_AHEAD",
+    "LEAD_SLACK",
     "HALF_BITS",
     "MAX_BEATS",
     "MAX_QUEUE_DEPTH",
@@ -342,11 +342,11 @@ CREDIT_BITS = 12
 #: Requests in one control half: 4 compressed (2 sectors each) or 2 uncompressed (sectors 3-0
 #: and 7-4) [Table 5-2, §5.10].
 REQS_PER_CONTROL = 4
-#: Fairness (README §3 rules 3 and 4) [ours]: the count of requests minus responses issued
-#: saturates at -FAIR_LEAD_LIMIT and FAIR_LEAD_LIMIT - 1; while a request without data waits at
-#: the head, a control takes at most FAIR_RESPONSES_AHEAD responses more than requests.
+#: Balance (README §3 rules 3 and 4) [ours]: the count of requests minus responses issued
+#: saturates at -FAIR_LEAD_LIMIT and FAIR_LEAD_LIMIT - 1; a control leaves neither kind more
+#: than LEAD_SLACK ahead of the other while the other could go.
 FAIR_LEAD_LIMIT = 16
-FAIR_RESPONSES_AHEAD = 2
+LEAD_SLACK = 4
 
 
 def credit_array(width):

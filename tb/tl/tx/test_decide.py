@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The packer's decision (``rtl/scaleup_ip/tl/tx/decide.py``) against the golden model's choice of a control
 half's requests and responses (README §3 rules 3, 4, 6), on random windows, credits, rate-limit
-allowances, fairness counts and FC reservation."""
+allowances, balance counts, positions and FC reservation."""
 
 import dataclasses
 import random
@@ -9,17 +9,25 @@ from collections import deque
 
 import cocotb
 import pytest
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data
 from cocotb.triggers import Timer
 
 from scaleup_ip.config import BlockConfig
-from scaleup_ip.model.tl.flit import FIELD_SECTORS, OKAY, SLOTS, FType, Packer, _request_starts
+from scaleup_ip.model.tl.flit import (
+    FIELD_SECTORS,
+    OKAY,
+    SLOTS,
+    FType,
+    Packer,
+    _request_starts,
+    _response_sectors,
+)
 from scaleup_ip.tl import (
     CreditClass,
     CreditSlot,
     FAIR_LEAD_LIMIT,
-    FAIR_RESPONSES_AHEAD,
+    LEAD_SLACK,
     MAX_BEATS,
     REQS_PER_CONTROL,
     REQ_LIMIT,
@@ -56,6 +64,7 @@ def _state(rng):
         "req_allow": rng.randint(0, REQ_LIMIT), "rsp_allow": rng.randint(0, RSP_LIMIT),
         "fc_pending": rng.random() < 0.3, "traffic": rng.random() < 0.95,
         "lead": rng.randint(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1),
+        "swap": rng.random() < 0.5,
     }
     if rng.random() < 0.1:              # room for a full control half of compressed responses
         state.update(reqs=[], rsp_allow=RSP_LIMIT, fc_pending=False, traffic=True,
@@ -77,7 +86,7 @@ def _directed_states(rng):
                 rsps = [make_write_response(rng, OKAY, vc=0) for _ in range(n_rsp)]
                 yield {"reqs": reqs, "rsps": rsps, "credits": credits, "req_allow": REQ_LIMIT,
                        "rsp_allow": RSP_LIMIT, "fc_pending": False, "traffic": True,
-                       "lead": -1}
+                       "lead": n_rsp - n_req, "swap": True}
 
 
 def _model_choice(s):
@@ -91,7 +100,7 @@ def _model_choice(s):
     p._rates["req"].outstanding = REQ_LIMIT - s["req_allow"]
     p._rates["rsp"].outstanding = RSP_LIMIT - s["rsp_allow"]
     p.lead = s["lead"]
-    reqs, rsps = p._choose(int(s["fc_pending"]))
+    reqs, rsps = p._choose(int(s["fc_pending"]), s["swap"])
     return (len(reqs), len(rsps), reqs[0][1] if reqs else None, rsps[0][1] if rsps else None)
 
 
@@ -103,6 +112,7 @@ def _drive(dut, s):
         [{"vc": r.vc, "beats": r.beats, "wide": not narrow} for r, narrow in shown]
         + [{}] * (REQS_PER_CONTROL - len(shown))).as_bits()
     dut.req_valid.value = (1 << len(shown)) - 1
+    dut.req_hidden.value = len(reqs) > REQS_PER_CONTROL
     window, total = [], 0
     for j, r in enumerate(rsps[:RSP_LIMIT]):
         total += r.beats
@@ -118,8 +128,8 @@ def _drive(dut, s):
     dut.req_allowed.value = (1 << min(s["req_allow"], REQS_PER_CONTROL)) - 1
     dut.rsp_allowed.value = (1 << s["rsp_allow"]) - 1
     dut.traffic.value = s["traffic"]
-    dut.fair.value = bool(rsps) and s["lead"] >= 0
-    dut.dataless_head.value = bool(reqs) and reqs[0][0].beats == 0
+    dut.swap.value = s["swap"]
+    dut.lead.value = s["lead"]
     dut.fc_pending.value = s["fc_pending"]
 
 
@@ -187,9 +197,34 @@ def _spends_within(m, dut, n, pool, vcs, beats, cmd_cls, data_cls):
     return ok
 
 
+def _response_span(m, dut, k):
+    """Sectors the first ``k`` responses span, placed as the golden model places them (an
+    uncompressed field at the next even sector)."""
+    span = Signal(6)
+    wides = Cat(*(r.wide for r in dut.rsp))
+    with m.Switch(Cat(wides, k)):
+        for pattern in range(1 << RSP_LIMIT):
+            for count in range(RSP_LIMIT + 1):
+                fields = [_ResponseShape(pattern >> j & 1) for j in range(count)]
+                with m.Case(pattern | count << RSP_LIMIT):
+                    m.d.comb += span.eq(_response_sectors(fields))
+    return span
+
+
+@dataclasses.dataclass
+class _ResponseShape:
+    """Stands for a response whose field is uncompressed (``wide``) or not."""
+    wide: int
+
+    @property
+    def status(self):
+        return 2 if self.wide else OKAY
+
+
 def _decide_proof(wrong_cap=False):
     """TxDecide and the claims it must meet for every input; ``wrong_cap`` claims one
-    response fewer than rule 4 allows (a false claim, to show the proof can fail)."""
+    response fewer than rule 4's balance allows (a false claim, to show the proof can
+    fail)."""
     m = Module()
     m.submodules.dut = dut = TxDecide()
     n, k = dut.n_req, dut.n_rsp
@@ -202,7 +237,7 @@ def _decide_proof(wrong_cap=False):
         _thermometer_ok(dut.req_valid), _thermometer_ok(dut.rsp_valid),
         _thermometer_ok(dut.req_allowed), _thermometer_ok(dut.rsp_allowed),
         *(r.beats <= MAX_BEATS for r in dut.req), *one_vc).all()
-    wide0 = (k != 0) & dut.rsp[0].wide
+    span = _response_span(m, dut, k)
     # Where the golden model puts n requests of each field size: the sector after them and the
     # sectors they cover; the responses follow, and the FC reservation may use the gap.
     fits = Signal()
@@ -214,19 +249,20 @@ def _decide_proof(wrong_cap=False):
                                        FType.COMPRESSED_REQUEST] for i in range(count)]
                 end = _request_starts(sizes)[1]
                 with m.Case(pattern | count << REQS_PER_CONTROL):
-                    m.d.comb += fits.eq((end + k + wide0 <= SECTORS_PER_HALF)
-                                        & (sum(sizes) + k + wide0 + dut.fc_pending
+                    m.d.comb += fits.eq((end + span <= SECTORS_PER_HALF)
+                                        & (sum(sizes) + span + dut.fc_pending
                                            <= SECTORS_PER_HALF))
-    cap = FAIR_RESPONSES_AHEAD - (1 if wrong_cap else 0)
+    slack = LEAD_SLACK - (1 if wrong_cap else 0)
+    more = Array([*dut.req_valid, dut.req_hidden])[n]
     claims = Cat(
         dut.traffic | ((n == 0) & (k == 0)),
         n <= REQS_PER_CONTROL,
         _within(n, dut.req_valid & dut.req_allowed),
         _within(k, dut.rsp_valid & dut.rsp_allowed),
         fits,
-        *(~(k > j) | ~dut.rsp[j].wide for j in range(1, RSP_LIMIT)),
-        ~dut.fair | (n <= 1),
-        ~dut.dataless_head | (k <= n + cap),
+        # a control that takes a request, while more wait, takes no response that puts
+        # responses more than LEAD_SLACK ahead
+        (n == 0) | (k == 0) | ~more | (dut.lead + n - k >= -slack),
         _spends_within(m, dut, n, dut.req_pool, [r.vc for r in dut.req], req_beats,
                        CreditClass.REQ_CMD, CreditClass.REQ_DATA),
         _spends_within(m, dut, k, dut.rsp_pool, [r.vc for r in dut.rsp],
@@ -234,23 +270,24 @@ def _decide_proof(wrong_cap=False):
     )
     holds = Signal()
     m.d.comb += holds.eq(~assumed | claims.all())
-    inputs = [dut.req, dut.req_valid, dut.rsp, dut.rsp_valid, dut.credits, dut.req_allowed,
-              dut.rsp_allowed, dut.traffic, dut.fair, dut.dataless_head, dut.fc_pending]
+    inputs = [dut.req, dut.req_valid, dut.req_hidden, dut.rsp, dut.rsp_valid, dut.credits, dut.req_allowed,
+              dut.rsp_allowed, dut.traffic, dut.swap, dut.lead, dut.fc_pending]
     return m, [i.as_value() if hasattr(i, "as_value") else i for i in inputs], holds
 
 
 def test_decide_proof(tmp_path):
     """For every input (thermometers well formed, VC runs flagged truly): the decision never
     spends credits it does not hold (pool, or the one shared VC's), never exceeds the windows,
-    the rate limits, the half-flit's sectors or the FC reservation, keeps every response but
-    the first compressed, and meets both fairness caps. Yosys proves it."""
+    the rate limits, the half-flit's sectors (responses placed at their footprints) or the FC
+    reservation, and never lets responses run more than LEAD_SLACK ahead of requests in a
+    control that takes a request while more wait. Yosys proves it."""
     m, inputs, holds = _decide_proof()
     proved, log = prove(m, inputs, holds, tmp_path)
     assert proved, log[-3000:]
 
 
 def test_decide_proof_can_fail(tmp_path):
-    """The same proof with one false claim (rule 4's cap one lower) finds a counterexample."""
+    """The same proof with one false claim (rule 4's slack one lower) finds a counterexample."""
     m, inputs, holds = _decide_proof(wrong_cap=True)
     proved, _ = prove(m, inputs, holds, tmp_path)
     assert not proved

@@ -60,8 +60,8 @@ BE_SLOTS = HALF_BITS // BE_SLOT_BITS
 REQUEST_LIMIT = 4           # source rate limits [§5.7]
 RESPONSE_LIMIT = 8
 MAX_REQUESTS = 4            # requests per control half: 4 compressed or 2 uncompressed [§5.10]
-FAIR_LEAD_LIMIT = 16        # the fairness count saturates at -16 and +15 [ours] (rule 3)
-FAIR_RESPONSES_AHEAD = 2    # responses beyond the requests while a data-less one waits [ours]
+FAIR_LEAD_LIMIT = 16        # the balance count saturates at -16 and +15 [ours] (rule 4)
+LEAD_SLACK = 4              # requests and responses issued may differ by this much [ours]
 
 
 class FType(IntEnum):
@@ -588,7 +588,7 @@ class Packer:
         Per emitted flit, the requests and responses its control half issued.
     lead : int
         Requests minus responses issued so far, saturating at ``-FAIR_LEAD_LIMIT`` and
-        ``FAIR_LEAD_LIMIT - 1`` (the fairness count of README §3 rule 3).
+        ``FAIR_LEAD_LIMIT - 1`` (the balance count of README §3 rules 3 and 4).
     flits, control_halves, data_halves, be_halves, poison_halves, mandatory_nops, nop_sectors,
     fc_fields, requests_sent, responses_sent, compressed_sent : int
         Counters. ``data_halves`` counts data positions (poisoned ones too), ``nop_sectors``
@@ -614,7 +614,7 @@ class Packer:
         self.flits = self.control_halves = self.data_halves = self.be_halves = 0
         self.poison_halves = self.mandatory_nops = self.nop_sectors = self.fc_fields = 0
         self.requests_sent = self.responses_sent = self.compressed_sent = 0
-        self.lead = 0                   # requests minus responses issued, saturating (rule 3)
+        self.lead = 0                   # requests minus responses issued, saturating (rule 4)
 
     # -- inputs --
 
@@ -695,7 +695,8 @@ class Packer:
             self.init_sent = True                                   # README §3 rule 1
             return _Half(MSG_INIT_DONE, True, "M"), (0, 0)
         reserve = int(pending)                                      # rule 2
-        requests, responses = ([], []) if not self.init_sent else self._choose(reserve)
+        requests, responses = (([], []) if not self.init_sent
+                                else self._choose(reserve, required))
         if not (requests or responses or pending or required):
             return None
         half, taken = 0, set()
@@ -712,13 +713,10 @@ class Packer:
         self.nop_sectors += free - used
         return _Half(half, False, "C"), (len(requests), len(responses))
 
-    def _choose(self, reserve):
+    def _choose(self, reserve, swapped):
         """The request and response prefixes (rules 3, 4, 6): requests as ``[(item, pool,
-        decision)]``, responses as ``[(item, pool)]``; ``reserve`` sectors stay free."""
-        cap = min(MAX_REQUESTS, self._rates["req"].allowance)
-        if self._responses and self.lead >= 0:                 # fairness, rule 3
-            cap = min(cap, 1)
-        data_less = bool(self._requests) and self._requests[0].beats == 0
+        decision)]``, responses as ``[(item, pool)]``; ``reserve`` sectors stay free;
+        ``swapped`` when the control shares its flit with an owed data half-flit."""
         sizes = [FIELD_SECTORS[ftype] for ftype, _, _ in self._decisions]
 
         def free(n, more=0):
@@ -727,23 +725,42 @@ class Packer:
             end = _request_starts(sizes[:n])[1] + more
             return -1 if end > HALF_SECTORS else HALF_SECTORS - sum(sizes[:n]) - more
 
-        requests = self._prefix(self._requests, cap,
-                                lambda items: free(len(items)) >= reserve)
+        most = min(MAX_REQUESTS, self._rates["req"].allowance)
+        requests = self._prefix(self._requests, most, lambda items: free(len(items)) >= reserve)
+        allowed = min(RESPONSE_LIMIT, self._rates["rsp"].allowance)
+        # every response that could go in this control, were the half theirs (rule 4)
+        most_rsp = len(self._prefix(self._responses, allowed,
+                                    lambda items: free(0, _response_sectors(items)) >= reserve))
+        candidates = []                                         # rule 3, for each count
+        for a in range(len(requests) + 1):
+            cap = allowed
+            if requests and a < len(self._requests):            # balance: rule 4
+                cap = min(cap, max(0, a + self.lead + LEAD_SLACK))
+            responses = self._prefix(self._responses, cap,
+                                     lambda items: free(a, _response_sectors(items)) >= reserve)
+            b = len(responses)
+            lead = self.lead + a - b
+            if a + b and (lead <= LEAD_SLACK or b == most_rsp):
+                end = _request_starts(sizes[:a])[1] + _response_sectors([r for r, _ in responses])
+                data = any(item.beats for item, _ in requests[:a] + responses)
+                candidates.append(((data or swapped, end, -abs(lead)), a, responses))
+        if not candidates:
+            return [], []
+        _, a, responses = max(candidates, key=lambda c: c[0])
+        requests = self._prefix(self._requests, a, lambda items: True)   # rule 6 for a
         requests = [(item, pool, self._decisions.popleft()) for item, pool in requests]
-        k = len(requests)
-        cap = min(RESPONSE_LIMIT, self._rates["rsp"].allowance)
-        if data_less:                                           # fairness, rule 4
-            cap = min(cap, len(requests) + FAIR_RESPONSES_AHEAD)
-        responses = self._prefix(self._responses, cap,
-                                 lambda items: free(k, _response_sectors(items)) >= reserve)
+        for _ in range(a):
+            self._requests.popleft()
+        for _ in responses:
+            self._responses.popleft()
         self.lead = max(-FAIR_LEAD_LIMIT,
                         min(FAIR_LEAD_LIMIT - 1, self.lead + len(requests) - len(responses)))
         return requests, responses
 
     def _prefix(self, queue, cap, fits):
-        """Remove and return the longest prefix of ``queue`` of at most ``cap`` items that
-        ``fits`` and is credit feasible, as ``[(item, pool)]`` (both conditions are
-        prefix-closed, so the first failure ends the search)."""
+        """The longest prefix of ``queue`` of at most ``cap`` items that ``fits`` and is credit
+        feasible, as ``[(item, pool)]`` (both conditions are prefix-closed, so the first
+        failure ends the search)."""
         best = []
         for n in range(1, min(cap, len(queue)) + 1):
             items = list(itertools.islice(queue, n))
@@ -751,8 +768,6 @@ class Packer:
             if not fits(items) or pools is None:
                 break
             best = [(item, pools[item.vc]) for item in items]
-        for _ in best:
-            queue.popleft()
         return best
 
     def _pools(self, items):
@@ -777,6 +792,7 @@ class Packer:
         self.credits[cmd_cls][slot] -= 1
         self.credits[data_cls][slot] -= item.beats
         ftype, value = response_field(item, pool)
+        sector += sector % FIELD_SECTORS[ftype]
         self.responses_sent += 1
         self._owed.extend(_Half(*h) for h in item_halves(item))
         return half | place(sector, value), sector + FIELD_SECTORS[ftype]
@@ -845,12 +861,14 @@ def _request_starts(sizes):
 
 
 def _response_sectors(items):
-    """Sectors taken by a run of responses, or more than a half-flit holds when a response
-    other than the first would need an uncompressed field (README §3 rule 4)."""
-    sizes = [FIELD_SECTORS[response_ftype(r)] for r in items]
-    if any(size > 1 for size in sizes[1:]):
-        return HALF_SECTORS + 1
-    return sum(sizes)
+    """Sectors spanned by a run of responses placed in order from an even sector, each at the
+    next sector its footprint allows (a NOP sector before an uncompressed one at an odd
+    sector) (README §3 rule 4)."""
+    sector = 0
+    for r in items:
+        size = FIELD_SECTORS[response_ftype(r)]
+        sector += sector % size + size
+    return sector
 
 
 # --- Receive --------------------------------------------------------------------------------------

@@ -129,11 +129,12 @@ class TxCompose(wiring.Component):
             rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out_next, RSP_LIMIT)),
         ]
         fc_pending = Cat(*(self.pending[c][s].any() for c in CreditClass for s in CreditSlot)).any()
-        # Requests minus responses issued, saturating (README §3 rule 3).
+        # Requests minus responses issued, saturating (README §3 rule 4).
         lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
         total = self._totals(m)
         capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
-        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped)
+        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped,
+                           swap)
 
         # Clock A: the decision, registered. Clock B: placed and applied; the record written.
         # The windows' heads do not move between A and B (entries only join at the tail).
@@ -257,7 +258,7 @@ class TxCompose(wiring.Component):
             m.d.sync += total[j].eq(self.rsp_next[j].run - base_next)
         return total
 
-    def _decide(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped):
+    def _decide(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped, swap):
         """:class:`~scaleup_ip.tl.tx.decide.TxDecide` on the windows and the composer's state."""
         m.submodules.decide = dec = TxDecide()
         for j, e in enumerate(self.rsp):
@@ -274,8 +275,7 @@ class TxCompose(wiring.Component):
             dec.rsp_valid.eq(thermometer(self.rsp_count, RSP_LIMIT)),
             dec.req_allowed.eq(req_allowed), dec.rsp_allowed.eq(rsp_allowed),
             dec.traffic.eq(init), dec.fc_pending.eq(fc_pending),
-            dec.fair.eq((self.rsp_count != 0) & (lead >= 0)),
-            dec.dataless_head.eq((self.req_count != 0) & (self.req[0].beats == 0)),
+            dec.swap.eq(swap), dec.lead.eq(lead), dec.req_hidden.eq(self.req_hidden),
         ]
         return dec
 

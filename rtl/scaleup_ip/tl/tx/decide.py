@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The TL packer's decision: how many requests and responses the next control half takes."""
 
-from amaranth import Array, Cat, Module, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..layout import (
-    FAIR_RESPONSES_AHEAD,
+    FAIR_LEAD_LIMIT,
+    LEAD_SLACK,
     MAX_BEATS,
     REQS_PER_CONTROL,
     RSP_LIMIT,
@@ -15,7 +16,7 @@ from ..layout import (
     CreditSlot,
     credit_array,
 )
-from .place import request_footprints
+from .place import request_footprints, response_offsets
 
 __all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
            "thermometer"]
@@ -79,6 +80,8 @@ class TxDecide(wiring.Component):
     req : In(ArrayLayout(decide_req_layout, 4)), req_valid : In(4)
         The four oldest requests; bit ``i`` of ``req_valid`` set when request ``i`` is there
         (a thermometer).
+    req_hidden : In(1)
+        More requests wait behind the four.
     rsp : In(ArrayLayout(decide_rsp_layout, 8)), rsp_valid : In(8)
         The eight oldest responses, likewise.
     credits : In(credit_array(DECIDE_CREDIT_BITS))
@@ -89,12 +92,11 @@ class TxDecide(wiring.Component):
         than ``i``.
     traffic : In(1)
         Requests and responses may be sent.
-    fair : In(1)
-        Responses wait and requests are not behind by the fairness count: at most one
-        request (rule 3).
-    dataless_head : In(1)
-        The oldest request has no data: at most ``n_req + FAIR_RESPONSES_AHEAD`` responses
-        (rule 4).
+    swap : In(1)
+        The control shares its flit with the final data half-flit owed to the one before, so
+        a control without data costs no MANDATORY NOP (rule 3).
+    lead : In(signed)
+        Requests minus responses issued so far, saturating (rule 4).
     fc_pending : In(1)
         A credit return is pending: a sector is kept free for a Flow Control field (rule 2).
     n_req, n_rsp : Out
@@ -103,23 +105,25 @@ class TxDecide(wiring.Component):
         The taken requests (responses) spend pool credits (POOL = 1), else their VC's.
 
     Every condition of a prefix is computed for every prefix length in parallel, the
-    responses' for each of the five request counts; the longest prefix that meets them all is
-    a priority pick. Credits are compared with the counters directly (rule 6 needs only a
-    prefix's total beats and whether it is one VC run).
+    responses' for each of the five request counts; each count is then a candidate, and the
+    best candidate by rule 3's order is a comparison of five keys. Credits are compared with
+    the counters directly (rule 6 needs only a prefix's total beats and whether it is one VC
+    run).
     """
 
     def __init__(self):
         super().__init__({
             "req": In(data.ArrayLayout(decide_req_layout, REQS_PER_CONTROL)),
             "req_valid": In(REQS_PER_CONTROL),
+            "req_hidden": In(1),
             "rsp": In(data.ArrayLayout(decide_rsp_layout, RSP_LIMIT)),
             "rsp_valid": In(RSP_LIMIT),
             "credits": In(credit_array(DECIDE_CREDIT_BITS)),
             "req_allowed": In(REQS_PER_CONTROL),
             "rsp_allowed": In(RSP_LIMIT),
             "traffic": In(1),
-            "fair": In(1),
-            "dataless_head": In(1),
+            "swap": In(1),
+            "lead": In(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT)),
             "fc_pending": In(1),
             "n_req": Out(range(REQS_PER_CONTROL + 1)),
             "n_rsp": Out(range(RSP_LIMIT + 1)),
@@ -137,15 +141,21 @@ class TxDecide(wiring.Component):
             # The fields end within the half and leave a sector free for FC when one is due.
             room = (ends[i + 1] <= SECTORS_PER_HALF) & \
                 (used[i + 1] <= SECTORS_PER_HALF - self.fc_pending)
-            cond = (self.traffic & self.req_valid[i] & self.req_allowed[i] & req_ok[i] & room)
-            if i:
-                cond = cond & take[i - 1] & ~self.fair
-            m.d.comb += take[i].eq(cond)
+            cond = self.traffic & self.req_valid[i] & self.req_allowed[i] & req_ok[i] & room
+            m.d.comb += take[i].eq(cond & take[i - 1] if i else cond)
+        req_data = [Const(0)]
+        for i in range(REQS_PER_CONTROL):
+            req_data.append(req_data[-1] | (self.req[i].beats != 0))
+        cands = self._responses(m, take, ends, used)
+        best, valid = self._best(m, take, cands, req_data)
         m.d.comb += [
-            self.n_req.eq(_count(m, take, "req_n")),
-            self.req_pool.eq(_pool(take, req_vc)),
+            self.n_req.eq(Mux(valid, best, 0)),
+            self.n_rsp.eq(Mux(valid, Array(c["n"] for c in cands)[best], 0)),
+            self.req_pool.eq(Array(_pool(Cat(take[:a], Const(0, REQS_PER_CONTROL - a)),
+                                         req_vc) if a else 0
+                                   for a in range(REQS_PER_CONTROL + 1))[best]),
+            self.rsp_pool.eq(Array(c["pool"] for c in cands)[best]),
         ]
-        self._responses(m, ends, used)
         return m
 
     def _request_prefixes(self, m):
@@ -175,30 +185,71 @@ class TxDecide(wiring.Component):
             by_vcs.append(by_vc)
         return oks, by_vcs
 
-    def _responses(self, m, ends, used):
+    def _responses(self, m, take, ends, used):
+        """For each request count ``a`` (a candidate): the longest response prefix that fits
+        after the requests, within the balance cap while a request could go and more than
+        ``a`` wait (rule 4); its
+        count ``n``, credit kind ``pool``, the sectors it ``span``s, and whether it carries
+        ``data``; plus ``all``: it is every response this control could take were the half
+        the responses' (rule 4's exception to balance)."""
         rsp = self.rsp
         ok, by_vc = self._credit(m, "rsp", CreditClass.RSP_CMD, CreditClass.RSP_DATA, rsp[0].vc,
                                  [(e.total, e.one_vc) for e in rsp])
-        common = Signal(RSP_LIMIT)       # every condition but room in the half-flit
+        _, spans = response_offsets(m, [e.wide for e in rsp], "decide")
+        common = Signal(RSP_LIMIT)       # every condition but room and the balance cap
         for j in range(RSP_LIMIT):
             cond = self.traffic & self.rsp_valid[j] & self.rsp_allowed[j] & ok[j]
-            if j:
-                cond = cond & ~rsp[j].wide
-            m.d.comb += common[j].eq(cond)
-        counts, pools = [], []
-        for n_req in range(REQS_PER_CONTROL + 1):
-            take = Signal(RSP_LIMIT, name=f"rsp_take_{n_req}req")
+            m.d.comb += common[j].eq(cond & common[j - 1] if j else cond)
+        most = Signal(RSP_LIMIT, name="rsp_most")
+        for j in range(RSP_LIMIT):
+            m.d.comb += most[j].eq(common[j] & (spans[j + 1] <= SECTORS_PER_HALF
+                                                - self.fc_pending))
+        most_n = _count(m, most, "rsp_most_n")
+        cands = []
+        for a in range(REQS_PER_CONTROL + 1):
+            rsp_take = Signal(RSP_LIMIT, name=f"rsp_take_{a}req")
+            limit = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT + REQS_PER_CONTROL + LEAD_SLACK),
+                           name=f"rsp_cap_{a}req")
+            m.d.comb += limit.eq(self.lead + a + LEAD_SLACK)
+            more = self.req_valid[a] if a < REQS_PER_CONTROL else self.req_hidden
             for j in range(RSP_LIMIT):
-                room = Signal(name=f"rsp_room_{n_req}req_{j}")
-                sectors = rsp[0].wide + j + 1
-                m.d.comb += room.eq(
-                    (ends[n_req] + sectors <= SECTORS_PER_HALF)
-                    & (used[n_req] + sectors <= SECTORS_PER_HALF - self.fc_pending))
-                fair = ~self.dataless_head if j + 1 > n_req + FAIR_RESPONSES_AHEAD else 1
-                m.d.comb += take[j].eq(Cat(common[:j + 1], room, fair).all())
-            counts.append(_count(m, take, f"rsp_n_{n_req}req"))
-            pools.append(_pool(take, by_vc))
-        m.d.comb += [
-            self.n_rsp.eq(Array(counts)[self.n_req]),
-            self.rsp_pool.eq(Array(pools)[self.n_req]),
-        ]
+                room = (ends[a] + spans[j + 1] <= SECTORS_PER_HALF) & \
+                    (used[a] + spans[j + 1] <= SECTORS_PER_HALF - self.fc_pending)
+                capped = ~(take[0] & more) | (limit > j)
+                m.d.comb += rsp_take[j].eq(common[j] & room & capped)
+            n = _count(m, rsp_take, f"rsp_n_{a}req")
+            has_data = Signal(name=f"rsp_data_{a}req")
+            m.d.comb += has_data.eq(Array([0, *(e.total != 0 for e in rsp)])[n])
+            cands.append({"n": n, "pool": _pool(rsp_take, by_vc), "data": has_data,
+                          "span": Array(spans)[n], "end": ends[a], "all": n == most_n})
+        return cands
+
+    def _best(self, m, take, cands, req_data):
+        """Rule 3: the candidate with the highest key (no MANDATORY NOP, then the sectors it
+        spans, then the balance nearest zero), the fewest requests on a tie; 0 when none is
+        balanced and non-empty."""
+        keys = []
+        for a, c in enumerate(cands):
+            lead = Signal(range(-FAIR_LEAD_LIMIT - RSP_LIMIT, FAIR_LEAD_LIMIT + REQS_PER_CONTROL),
+                          name=f"cand{a}_lead")
+            m.d.comb += lead.eq(self.lead + a - c["n"])
+            valid = Signal(name=f"cand{a}_valid")
+            taken = take[a - 1] if a else 1
+            m.d.comb += valid.eq(taken & ((a != 0) | (c["n"] != 0))
+                                 & ((lead <= LEAD_SLACK) | c["all"]))
+            near = Signal(5, name=f"cand{a}_near")      # 31 - |lead|, |lead| <= 24
+            spanned = Signal(5, name=f"cand{a}_spanned")
+            m.d.comb += [near.eq(31 - Mux(lead < 0, -lead, lead)),
+                         spanned.eq(c["end"] + c["span"])]
+            key = Signal(12, name=f"cand{a}_key")
+            m.d.comb += key.eq(Cat(near, spanned, req_data[a] | c["data"] | self.swap, valid))
+            keys.append(key)
+        best = Const(0, range(REQS_PER_CONTROL + 1))
+        best_key = keys[0]
+        for a in range(1, REQS_PER_CONTROL + 1):
+            better = keys[a] > best_key
+            best = Mux(better, a, best)
+            best_key = Mux(better, keys[a], best_key)
+        chosen = Signal(range(REQS_PER_CONTROL + 1), name="chosen")
+        m.d.comb += chosen.eq(best)
+        return chosen, best_key[-1]

@@ -38,6 +38,7 @@ __all__ = [
     "ControlPlacer",
     "encode_request",
     "request_footprints",
+    "response_offsets",
     "rsp_totals_layout",
     "schedule_layout",
     "tx_req_entry",
@@ -157,12 +158,13 @@ class ControlPlacer(wiring.Component):
         m.d.comb += [
             rsp_start.eq(Array(ends)[self.n_req]),
             gap.eq(Array(ends)[self.n_req] != Array(used)[self.n_req]),
-            fc_start.eq(rsp_start + Mux(self.n_rsp != 0, self.n_rsp + self.rsp[0].wide, 0)),
         ]
+        offsets, spans = response_offsets(m, [e.wide for e in self.rsp], "place")
+        m.d.comb += fc_start.eq(rsp_start + Array(spans)[self.n_rsp])
         fields = self._flow_control(m)
         sectors = [Signal(32, name=f"sector{s}") for s in range(SECTORS_PER_HALF)]
         self._place_requests(m, sectors, starts)
-        self._place_responses(m, sectors, rsp_start)
+        self._place_responses(m, sectors, rsp_start, offsets)
         self._place_flow_control(m, sectors, gap, fc_start, fields)
         m.d.comb += [self.half[s].eq(sectors[s]) for s in range(SECTORS_PER_HALF)]
         return m
@@ -234,20 +236,20 @@ class ControlPlacer(wiring.Component):
                                 with m.If(entry.wide):
                                     m.d.comb += sectors[s + part].eq(word_part)
 
-    def _place_responses(self, m, sectors, rsp_start):
-        """The responses from ``rsp_start``: only the first may be uncompressed (2 sectors)."""
+    def _place_responses(self, m, sectors, rsp_start, offsets):
+        """The responses from ``rsp_start``, response ``j`` at ``offsets[j]`` after it."""
         for j in range(RSP_LIMIT):
             entry = self.rsp[j]
             word = Signal(64, name=f"rsp_word{j}")
             bit = Mux(entry.wide, _RSP_POOL_BIT[True], _RSP_POOL_BIT[False])
             m.d.comb += word.eq(entry.field | (self.rsp_pool << bit))
             pos = Signal(range(2 * SECTORS_PER_HALF), name=f"rsp_pos{j}")
-            m.d.comb += pos.eq(rsp_start + (j + self.rsp[0].wide if j else 0))
+            m.d.comb += pos.eq(rsp_start + offsets[j])
             with m.If(j < self.n_rsp):
                 for s in range(SECTORS_PER_HALF):
                     with m.If(pos == s):
                         m.d.comb += sectors[s].eq(word[:32])
-                    if j == 0 and s:
+                    if s:
                         with m.If(entry.wide & (pos == s - 1)):
                             m.d.comb += sectors[s].eq(word[32:])
 
@@ -300,6 +302,26 @@ def request_footprints(m, wide, name):
         ends.append(end)
         used.append(cover)
     return starts, ends, used
+
+
+def response_offsets(m, wide, name):
+    """Where responses whose fields are ``wide`` (uncompressed, 2 sectors) or not go, placed in
+    order from an even sector, each at the next sector its footprint allows: a NOP sector
+    before an uncompressed field that would start at an odd one (README §3 rule 4).
+
+    Returns ``(offsets, spans)``: the sector of response ``j`` from the first response's, and
+    for each prefix of ``k`` responses (``k`` = 0 .. ``len(wide)``) the sectors it spans.
+    Combinational.
+    """
+    offsets, spans = [], [Const(0, 5)]
+    for j, w in enumerate(wide):
+        offset = Signal(5, name=f"{name}_rsp_off{j}")
+        span = Signal(5, name=f"{name}_rsp_span{j + 1}")
+        last = spans[-1]
+        m.d.comb += [offset.eq(last + (w & last[0])), span.eq(offset + 1 + w)]
+        offsets.append(offset)
+        spans.append(span)
+    return offsets, spans
 
 
 #: ReqLen counts doublewords less one; a 64-byte beat is 16 of them, so for a whole number of
