@@ -188,10 +188,9 @@ class TxDecide(wiring.Component):
     def _responses(self, m, take, ends, used):
         """For each request count ``a`` (a candidate): the longest response prefix that fits
         after the requests, within the balance cap while a request could go and more than
-        ``a`` wait (rule 4); its
-        count ``n``, credit kind ``pool``, the sectors it ``span``s, and whether it carries
-        ``data``; plus ``all``: it is every response this control could take were the half
-        the responses' (rule 4's exception to balance)."""
+        ``a`` wait (rule 4); its count ``n``, credit kind ``pool``, the sectors it ``span``s,
+        and whether it carries ``data``; plus ``all``: it is every response this control
+        could take were the half the responses' (rule 3's exception to balance)."""
         rsp = self.rsp
         ok, by_vc = self._credit(m, "rsp", CreditClass.RSP_CMD, CreditClass.RSP_DATA, rsp[0].vc,
                                  [(e.total, e.one_vc) for e in rsp])
