@@ -9,7 +9,7 @@ from collections import deque
 
 import cocotb
 import pytest
-from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 from cocotb.triggers import Timer
 
@@ -117,6 +117,7 @@ def _drive(dut, s):
     for j, r in enumerate(rsps[:RSP_LIMIT]):
         total += r.beats
         window.append({"vc": r.vc, "wide": r.status != OKAY, "total": total,
+                       "span": _response_sectors(rsps[:j + 1]),
                        "one_vc": all(x.vc == rsps[0].vc for x in rsps[:j + 1])})
     dut.rsp.value = data.ArrayLayout(decide_rsp_layout, RSP_LIMIT).const(
         window + [{}] * (RSP_LIMIT - len(window))).as_bits()
@@ -201,6 +202,7 @@ def _response_span(m, dut, k):
     """Sectors the first ``k`` responses span, placed as the golden model places them (an
     uncompressed field at the next even sector)."""
     span = Signal(6)
+    k = Const(k, range(RSP_LIMIT + 1)) if isinstance(k, int) else k
     wides = Cat(*(r.wide for r in dut.rsp))
     with m.Switch(Cat(wides, k)):
         for pattern in range(1 << RSP_LIMIT):
@@ -236,7 +238,8 @@ def _decide_proof(wrong_cap=False):
     assumed = Cat(
         _thermometer_ok(dut.req_valid), _thermometer_ok(dut.rsp_valid),
         _thermometer_ok(dut.req_allowed), _thermometer_ok(dut.rsp_allowed),
-        *(r.beats <= MAX_BEATS for r in dut.req), *one_vc).all()
+        *(r.beats <= MAX_BEATS for r in dut.req), *one_vc,
+        *(dut.rsp[j].span == _response_span(m, dut, j + 1) for j in range(RSP_LIMIT))).all()
     span = _response_span(m, dut, k)
     # Where the golden model puts n requests of each field size: the sector after them and the
     # sectors they cover; the responses follow, and the FC reservation may use the gap.

@@ -21,7 +21,14 @@ from ..layout import (
 )
 from ..queue import WindowQueue
 from .decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
-from .place import ControlPlacer, rsp_totals_layout, schedule_layout, tx_rsp_entry, window_members
+from .place import (
+    ControlPlacer,
+    response_offsets,
+    rsp_totals_layout,
+    schedule_layout,
+    tx_rsp_entry,
+    window_members,
+)
 
 __all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "record_layout"]
 
@@ -131,10 +138,10 @@ class TxCompose(wiring.Component):
         fc_pending = Cat(*(self.pending[c][s].any() for c in CreditClass for s in CreditSlot)).any()
         # Requests minus responses issued, saturating (README §3 rule 4).
         lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
-        total = self._totals(m)
+        total, span = self._totals(m)
         capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
-        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped,
-                           swap)
+        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, total, span,
+                           capped, swap)
 
         # Clock A: the decision, registered. Clock B: placed and applied; the record written.
         # The windows' heads do not move between A and B (entries only join at the tail).
@@ -246,9 +253,10 @@ class TxCompose(wiring.Component):
                                 Mux(nxt >= FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1, nxt)))
 
     def _totals(self, m):
-        """Read beats of each prefix of the response window, registered beside the window:
-        ``run`` of each entry less that of the last response taken (``run`` counts every
-        response's read beats as it is queued, modulo 64)."""
+        """Read beats and sectors spanned of each prefix of the response window, registered
+        beside the window: ``run`` of each entry less that of the last response taken (``run``
+        counts every response's read beats as it is queued, modulo 64); the spans as the
+        window will be (README §3 rule 4)."""
         base = Signal.like(self.rsp[0].run)
         base_next = Signal.like(base)
         m.d.comb += base_next.eq(Array([base, *(e.run for e in self.rsp)])[self.rsp_pop])
@@ -256,14 +264,19 @@ class TxCompose(wiring.Component):
         total = Signal(rsp_totals_layout)
         for j in range(RSP_LIMIT):
             m.d.sync += total[j].eq(self.rsp_next[j].run - base_next)
-        return total
+        _, spans_next = response_offsets(m, [e.wide for e in self.rsp_next], "next")
+        spans = [Signal(5, name=f"rsp_span{k}") for k in range(RSP_LIMIT + 1)]
+        m.d.sync += [span.eq(nxt) for span, nxt in zip(spans, spans_next)]
+        return total, spans
 
-    def _decide(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped, swap):
+    def _decide(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, total, span, capped,
+                swap):
         """:class:`~scaleup_ip.tl.tx.decide.TxDecide` on the windows and the composer's state."""
         m.submodules.decide = dec = TxDecide()
         for j, e in enumerate(self.rsp):
             m.d.comb += [
                 dec.rsp[j].vc.eq(e.vc), dec.rsp[j].wide.eq(e.wide), dec.rsp[j].total.eq(total[j]),
+                dec.rsp[j].span.eq(span[j + 1]),
                 dec.rsp[j].one_vc.eq(Cat(1, *(x.same_vc for x in self.rsp[1:j + 1])).all()),
             ]
         for i in range(REQS_PER_CONTROL):

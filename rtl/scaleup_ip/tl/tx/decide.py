@@ -16,7 +16,7 @@ from ..layout import (
     CreditSlot,
     credit_array,
 )
-from .place import request_footprints, response_offsets
+from .place import request_footprints
 
 __all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
            "thermometer"]
@@ -33,10 +33,11 @@ _PREFIX_BEATS = RSP_LIMIT * MAX_BEATS
 decide_req_layout = data.StructLayout({"vc": 2, "beats": range(MAX_BEATS + 1), "wide": 1})
 
 #: What the decision needs of response ``j`` of the response window: its VC, whether its field
-#: is uncompressed, the read beats of responses ``0..j`` together, and whether responses
-#: ``0..j`` all share response 0's VC. The composer keeps the last two as it fills the window.
+#: is uncompressed, the read beats of responses ``0..j`` together, the sectors responses
+#: ``0..j`` span (README §3 rule 4), and whether responses ``0..j`` all share response 0's VC.
+#: The composer keeps the last three as it fills the window.
 decide_rsp_layout = data.StructLayout({
-    "vc": 2, "wide": 1, "total": range(_PREFIX_BEATS + 1), "one_vc": 1,
+    "vc": 2, "wide": 1, "total": range(_PREFIX_BEATS + 1), "span": 5, "one_vc": 1,
 })
 
 
@@ -194,7 +195,7 @@ class TxDecide(wiring.Component):
         rsp = self.rsp
         ok, by_vc = self._credit(m, "rsp", CreditClass.RSP_CMD, CreditClass.RSP_DATA, rsp[0].vc,
                                  [(e.total, e.one_vc) for e in rsp])
-        _, spans = response_offsets(m, [e.wide for e in rsp], "decide")
+        spans = [Const(0, 5), *(e.span for e in rsp)]
         common = Signal(RSP_LIMIT)       # every condition but room and the balance cap
         for j in range(RSP_LIMIT):
             cond = self.traffic & self.rsp_valid[j] & self.rsp_allowed[j] & ok[j]
@@ -243,12 +244,16 @@ class TxDecide(wiring.Component):
             key = Signal(12, name=f"cand{a}_key")
             m.d.comb += key.eq(Cat(near, spanned, req_data[a] | c["data"] | self.swap, valid))
             keys.append(key)
-        best = Const(0, range(REQS_PER_CONTROL + 1))
-        best_key = keys[0]
-        for a in range(1, REQS_PER_CONTROL + 1):
-            better = keys[a] > best_key
-            best = Mux(better, a, best)
-            best_key = Mux(better, keys[a], best_key)
+        # Every pair compared at once (no chain through the five): a candidate wins when its
+        # key is above every lower count's and not below any higher count's.
+        wins = []
+        for a in range(REQS_PER_CONTROL + 1):
+            beats = [keys[a] > keys[b] if b < a else keys[a] >= keys[b]
+                     for b in range(REQS_PER_CONTROL + 1) if b != a]
+            wins.append(Cat(*beats).all())
         chosen = Signal(range(REQS_PER_CONTROL + 1), name="chosen")
-        m.d.comb += chosen.eq(best)
-        return chosen, best_key[-1]
+        valid = Signal(name="chosen_valid")
+        for a in reversed(range(REQS_PER_CONTROL + 1)):
+            with m.If(wins[a]):
+                m.d.comb += [chosen.eq(a), valid.eq(keys[a][-1])]
+        return chosen, valid
