@@ -35,8 +35,13 @@ from scaleup_ip.tl import (
     SECTORS_PER_HALF,
     credit_array,
 )
-from scaleup_ip.tl.tx import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout
-from scaleup_ip.tl.tx.place import response_offsets
+from scaleup_ip.tl.tx import (
+    DECIDE_CREDIT_BITS,
+    TxDecide,
+    decide_req_layout,
+    decide_rsp_layout,
+    response_offsets,
+)
 from sim import harness
 from sim.prove import prove
 from sim.tl.traffic import make_write_response, random_request, random_response
