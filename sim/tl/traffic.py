@@ -30,7 +30,6 @@ __all__ = [
     "make_read_response",
     "make_request",
     "make_write_response",
-    "overhead_bytes",
     "payload_bytes",
     "poisoned_beat",
     "rand_errors",
@@ -217,16 +216,6 @@ def cacheable(rng, item, dst_acc=7):
     return dataclasses.replace(item, addr=region | item.addr % REGION_BYTES, dst_acc=dst_acc,
                                attr=0xFF if item.cmd == READ else 0x00,
                                metadata=item.metadata % 8)
-
-
-def overhead_bytes(item):
-    """Field, byte-enable and message bytes the TL rules make unavoidable for ``item``
-    [README §2]: a 16-byte request field plus a 32-byte byte-enable half for data commands
-    other than WriteFull; a 4-byte compressed response, 8 bytes when the status is not OKAY."""
-    if isinstance(item, Request):
-        with_be = item.cmd & 0x20 and item.cmd != WRITE_FULL
-        return 16 + (32 if with_be else 0)
-    return 4 if item.status == OKAY else 8
 
 
 def payload_bytes(item):
