@@ -389,17 +389,17 @@ class LinkPairEnv(EthxEnv):
                 self.check_flushed(e)
                 self.check_be(e)
                 continue
+            tx, rx, lost = self.tx(e), self.rx(f), self.lost[e]
+            self.dut._log.info("%s tx %s", e, tx)
+            self.dut._log.info("%s rx %s", f, rx)
+            self.dut._log.info("%s -> %s lost %s; sent %s", e, f, dict(lost),
+                               dict(self.sent_kinds[e]))
             for v in range(cfg.vcs):
                 assert self.got[f][v] == self.offered[e][v], (e, v, len(self.got[f][v]),
                                                               len(self.offered[e][v]))
             assert self.source[e].empty() and self.sink[e].empty()
             assert self.channel[e].idle()
             self.check_be(e)
-            tx, rx, lost = self.tx(e), self.rx(f), self.lost[e]
-            self.dut._log.info("%s tx %s", e, tx)
-            self.dut._log.info("%s rx %s", f, rx)
-            self.dut._log.info("%s -> %s lost %s; sent %s", e, f, dict(lost),
-                               dict(self.sent_kinds[e]))
             sent = self.sent_kinds[e]
             corrupted = sum(n for (k, why), n in lost.items() if why == "corrupt")
             assert rx["RX_BAD"] == corrupted

@@ -81,7 +81,10 @@ class LlrTx(ConfiguredComponent):
         sending = synced & state.as_value().matches(TxState.ADVANCE, TxState.REPLAY)
         expired = sending & (outstanding != 0) & (timer + 1 >= self.replay_timeout)
         replay = go_back | (expired & ~progress)
-        give_up = replay & (tries >= self.replay_max)
+        # Progress clears the count of replays without progress before a NACK's replay counts
+        # [README §3.2]: a NACK that frees frames starts the count over at one.
+        tried = Mux(progress, 0, tries)
+        give_up = replay & (tried >= self.replay_max)
         long_down = ~self.up & (self.down_max != 0) & (down + 1 >= self.down_max) & synced
         flush = give_up | long_down
         echo_ok = echo & (state == TxState.INIT) & (seq == acked)
@@ -111,7 +114,7 @@ class LlrTx(ConfiguredComponent):
         # Timers and counts of tries.
         m.d.sync += [
             timer.eq(Mux(progress | replay | ~sending | (outstanding == 0), 0, timer + 1)),
-            tries.eq(Mux(progress | flush, 0, Mux(replay, tries + 1, tries))),
+            tries.eq(Mux(flush, 0, Mux(replay, tried + 1, tried))),
             down.eq(Mux(self.up, 0, Mux(down == 0xFFFF, down, down + 1))),
         ]
         self._states(m, synced, top, flush, echo_ok, acked_after)
