@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """A FIFO whose first few entries are visible at once, for the TL packer's picking logic."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Array, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
 
 __all__ = ["WindowQueue"]
 
@@ -19,7 +20,7 @@ class WindowQueue(wiring.Component):
     depth : int
         Total entries held, window included; at least ``held``.
     window : int
-        Entries visible at once.
+        Entries visible at once, a power of two.
     held : int
         Entries kept in registers, window included (default ``window``); the rest wait in a
         FIFO that moves one entry into the registers per clock. With ``held = depth`` every
@@ -43,6 +44,10 @@ class WindowQueue(wiring.Component):
     pop : In(range(window + 1))
         Entries removed from the front this clock; must not exceed ``count``.
 
+    The registers are a ring (``held`` rounded up to a power of two) that only a new entry
+    writes, read in ``window`` banks and turned, so nothing moves when entries are dropped:
+    the window is a registered copy of the ring's oldest entries as they will be.
+
     Latency: an entry accepted at clock ``t`` is visible from ``t + 1`` when the FIFO behind the
     registers is empty. Throughput: one entry in per clock; the registers refill from the FIFO
     at one entry per clock.
@@ -50,9 +55,9 @@ class WindowQueue(wiring.Component):
 
     def __init__(self, layout, depth, window, held=None):
         held = window if held is None else held
-        if not window <= held <= depth or depth == window:
+        if not window <= held <= depth or depth == window or window & (window - 1):
             raise ValueError(f"WindowQueue needs window {window} <= held {held} <= depth "
-                             f"{depth}, and depth above window")
+                             f"{depth}, depth above window and window a power of two")
         self._layout, self._depth, self._window, self._held = layout, depth, window, held
         super().__init__({
             "i": In(stream.Signature(layout)),
@@ -66,7 +71,11 @@ class WindowQueue(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         window, held = self._window, self._held
-        regs = Signal(data.ArrayLayout(self._layout, held))
+        # The entries held sit in a ring of registers that only the fill writes; the window
+        # is a registered copy of the oldest ``window``, read from the ring as it will be.
+        size = 1 << ceil_log2(held)
+        ring = [Signal(self._layout, name=f"ring{k}") for k in range(size)]
+        head = Signal(range(size))                            # the oldest entry
         level = Signal(range(held + 1))                       # entries in the registers
         kept = Signal(range(held + 1))
         m.d.comb += kept.eq(level - self.pop)
@@ -89,22 +98,42 @@ class WindowQueue(wiring.Component):
         else:
             m.d.comb += [self.i.ready.eq(kept < held), fill_value.eq(self.i.payload),
                          fill.eq(self.i.valid & (kept < held))]
-        nxt = Signal.like(regs)
-        m.d.comb += nxt.eq(regs)
-        with m.Switch(self.pop):
-            for pop in range(window + 1):
-                with m.Case(pop):
-                    for j in range(held - pop):
-                        m.d.comb += nxt[j].eq(regs[j + pop])
-        with m.If(fill):
-            m.d.comb += nxt[kept].eq(fill_value)
+        tail = Signal(range(size))                            # where a fill goes
+        head_next = Signal(range(size))
+        m.d.comb += [tail.eq(head + level), head_next.eq(head + self.pop)]
+        for k in range(size):
+            with m.If(fill & (tail == k)):
+                m.d.sync += ring[k].eq(fill_value)
+        ahead = self._read(m, ring, head_next)
+        for k in range(window):
+            m.d.comb += self.entries_next[k].eq(Mux(fill & (kept == k), fill_value, ahead[k]))
         level_next = Signal.like(level)
-        m.d.comb += [
-            level_next.eq(kept + fill),
-            *(self.entries_next[j].eq(nxt[j]) for j in range(window)),
-            *(self.entries[j].eq(regs[j]) for j in range(window)),
-        ]
+        m.d.comb += level_next.eq(kept + fill)
         # ``count`` is min(level, window), registered on its own: the decision reads it.
-        m.d.sync += [regs.eq(nxt), level.eq(level_next),
+        m.d.sync += [self.entries.eq(self.entries_next), head.eq(head_next),
+                     level.eq(level_next),
                      self.count.eq(Mux(level_next > window, window, level_next))]
         return m
+
+    def _read(self, m, ring, first):
+        """Ring entries ``first .. first + window - 1``, in banks: entry ``k`` of the ring is in
+        bank ``k mod window``, so each bank gives one entry (the slot after ``first``'s for the
+        banks below ``first``'s) and the window is the banks turned by ``first``."""
+        window = self._window
+        low = exact_log2(window)
+        slots = len(ring) // window
+        banks = [Signal(self._layout, name=f"bank{b}") for b in range(window)]
+        for b, bank in enumerate(banks):
+            slot = Signal(range(slots), name=f"slot{b}")
+            later = first[:low] > b if b < window - 1 else 0   # the bank is past the turn
+            m.d.comb += slot.eq(first[low:] + later if slots > 1 else 0)
+            with m.Switch(slot):
+                for k in range(slots):
+                    with m.Case(k):
+                        m.d.comb += bank.eq(ring[k * window + b])
+        out = [Signal(self._layout, name=f"ahead{k}") for k in range(window)]
+        with m.Switch(first[:low]):
+            for h in range(window):
+                with m.Case(h):
+                    m.d.comb += [o.eq(banks[(h + k) % window]) for k, o in enumerate(out)]
+        return out

@@ -5,7 +5,7 @@ from .cache import TxAddrCache
 from .compose import RECORDS_AHEAD, SCHEDULES_AHEAD, TxCompose, record_layout
 from .data import DataSequencer, poison_half, req_beat_layout, rsp_beat_layout
 from .decide import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout, thermometer
-from .halves import HALF_QUEUE_DEPTH, PUSH_MAX, HalfQueue, half_layout
+from .halves import ITEM_HALVES, HalfAligner, half_item, half_layout
 from .intake import BURST_TIMEOUT, TxIntake
 from .packer import WANT_AHEAD, TlTx
 from .place import (
@@ -35,9 +35,9 @@ __all__ = [
     "decide_req_layout",
     "decide_rsp_layout",
     "thermometer",
-    "HALF_QUEUE_DEPTH",
-    "PUSH_MAX",
-    "HalfQueue",
+    "ITEM_HALVES",
+    "HalfAligner",
+    "half_item",
     "half_layout",
     "BURST_TIMEOUT",
     "TxIntake",

@@ -15,7 +15,7 @@ from ..layout import (
     half_pair,
     message_half,
 )
-from .halves import PUSH_MAX, HalfQueue, half_layout
+from .halves import ITEM_HALVES, HalfAligner, half_layout
 from .place import schedule_layout
 
 __all__ = ["DataSequencer", "poison_half", "req_beat_layout", "rsp_beat_layout"]
@@ -88,15 +88,15 @@ class DataSequencer(wiring.Component):
         Half-flits consumed this clock (at most ``avail``).
 
     A beat leaves its queue when its two half-flits, and after a request's last beat the
-    request's byte-enable half-flit (README §1), are written into a :class:`HalfQueue`; a beat
-    with ``error`` set becomes two Poisoned Data messages. The decision to write depends only
-    on registers (this block's state, the queue heads' ``valid``, the half-flit queue's fill
-    level, the head schedule), never on ``take``.
+    request's byte-enable half-flit (README §1), go as one item into a :class:`HalfAligner`; a
+    beat with ``error`` set becomes two Poisoned Data messages. The decision to write depends
+    only on registers (this block's state, the queue heads' ``valid``, the aligner's registered
+    ``ready``, the head schedule), never on ``take``.
 
     Latency: the first half-flit of a schedule is in ``halves`` the clock after its schedule is
     accepted when its beat is at the head of its queue. Throughput: one beat (two or three
     half-flits) per clock, so two half-flits per clock while beats are queued. Overflow: none;
-    the beat waits while the half-flit queue is full.
+    the beat waits while the aligner holds two items.
     """
 
     def __init__(self):
@@ -111,9 +111,9 @@ class DataSequencer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.queue = queue = HalfQueue()
-        m.d.comb += [self.halves.eq(queue.halves), self.avail.eq(queue.avail),
-                     queue.take.eq(self.take)]
+        m.submodules.align = align = HalfAligner()
+        m.d.comb += [self.halves.eq(align.halves), self.avail.eq(align.avail),
+                     align.take.eq(self.take)]
         reg = _State("reg")
         reg_kind = Signal(_kind)                        # reg.kind(), registered
         fresh = _State("fresh")                         # the offered schedule, nothing sent yet
@@ -134,10 +134,9 @@ class DataSequencer(wiring.Component):
                      for a, b, c in zip(cur.signals(), fresh.signals(), reg.signals())]
         m.d.comb += [cur.acc.eq(reg.acc),
                      cur_kind.eq(Mux(start, fresh.kind(m, "fresh"), reg_kind))]
-        after, push, pop_req, pop_rsp = self._step(m, cur, cur_kind, queue)
+        after, push, pop_req, pop_rsp = self._step(m, cur, cur_kind, align.i)
         m.d.comb += [
             self.schedule.ready.eq(idle),
-            queue.push.eq(push),
             self.req_data.ready.eq(pop_req), self.rsp_data.ready.eq(pop_rsp),
         ]
         nxt = _State("next")
@@ -151,10 +150,11 @@ class DataSequencer(wiring.Component):
             m.d.sync += reg.acc.eq(after.acc)
         return m
 
-    def _step(self, m, cur, kind, queue):
-        """One beat from state ``cur`` (whose next beat is ``kind``) into the half-flit queue.
-        Returns the state after it, the half-flits written (0 when the beat is not there or the
-        queue has no space) and which data queue (request, response) it pops."""
+    def _step(self, m, cur, kind, items):
+        """One beat from state ``cur`` (whose next beat is ``kind``) into the aligner's
+        ``items`` stream. Returns the state after it, the half-flits written (0 when the beat
+        is not there or the aligner has no room) and which data queue (request, response) it
+        pops."""
         after = _State("after")
         m.d.comb += [a.eq(b) for a, b in zip(after.signals(), cur.signals())]
         req, rsp = self.req_data, self.rsp_data
@@ -164,11 +164,12 @@ class DataSequencer(wiring.Component):
         be_half = Signal(byte_enable_half)
         skip = cur.sched.skip            # the beat's first half-flit was sent already
         halves = [poison_half(beat[k], error) for k in range(2)]
+        out = items.payload.halves
         m.d.comb += [
-            queue.push_data[0].data.eq(Mux(skip, halves[1], halves[0])),
-            queue.push_data[1].data.eq(Mux(skip, be_half, halves[1])),
-            queue.push_data[0].msg.eq(error), queue.push_data[1].msg.eq(~skip & error),
-            queue.push_data[PUSH_MAX - 1].data.eq(be_half),
+            out[0].data.eq(Mux(skip, halves[1], halves[0])),
+            out[1].data.eq(Mux(skip, be_half, halves[1])),
+            out[0].msg.eq(error), out[1].msg.eq(~skip & error),
+            out[ITEM_HALVES - 1].data.eq(be_half),
             after.sched.skip.eq(0),
         ]
         for i in range(REQS_PER_CONTROL):
@@ -189,9 +190,11 @@ class DataSequencer(wiring.Component):
         with m.Elif(from_rsp):
             m.d.comb += after.rsp_beats.eq(cur.rsp_beats - 1)
         ok = Signal()
-        push = Signal(range(PUSH_MAX + 1))
+        push = Signal(range(ITEM_HALVES + 1))
         m.d.comb += [
-            ok.eq(((from_req & req.valid) | (from_rsp & rsp.valid)) & queue.space),
+            ok.eq(((from_req & req.valid) | (from_rsp & rsp.valid)) & items.ready),
             push.eq(Mux(ok, 2 + be_now - skip, 0)),
+            items.valid.eq((from_req & req.valid) | (from_rsp & rsp.valid)),
+            items.payload.count.eq(2 + be_now - skip),
         ]
         return after, push, ok & from_req, ok & from_rsp

@@ -1,58 +1,62 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""A queue of ready-made data half-flits between the TL packer's data producer and its emitter."""
+"""Data half-flits between the TL packer's data producer and its emitter: whole beats in,
+one or two half-flits out per clock, realigned by a carry of at most two."""
 
 from amaranth import Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ...skid import SkidBuffer
 from ..layout import HALF_BITS
 
-__all__ = ["HALF_QUEUE_DEPTH", "PUSH_MAX", "HalfQueue", "half_layout"]
+__all__ = ["ITEM_HALVES", "HalfAligner", "half_item", "half_layout"]
 
 #: One data half-flit; ``msg`` set for a Poisoned Data message.
 half_layout = data.StructLayout({"data": HALF_BITS, "msg": 1})
 
-#: Half-flits written per clock at most: a data beat's two halves and the byte-enable half-flit
+#: Half-flits of one item at most: a data beat's two halves and the byte-enable half-flit
 #: that follows a request's last beat.
-PUSH_MAX = 3
+ITEM_HALVES = 3
 
-#: Half-flits held. Writing is allowed while at most ``HALF_QUEUE_DEPTH - PUSH_MAX`` are held,
-#: so that the writer never looks at what the reader takes in the same clock. Eight keep two
-#: halves ready in every clock of a stream of beats although a half-flit is seen only the
-#: clock after it is written (a power of two keeps the pointers plain).
-HALF_QUEUE_DEPTH = 8
+#: What the data producer hands on per clock: ``count`` half-flits (1 .. 3), oldest first.
+half_item = data.StructLayout({
+    "count": range(ITEM_HALVES + 1),
+    "halves": data.ArrayLayout(half_layout, ITEM_HALVES),
+})
 
 
-class HalfQueue(wiring.Component):
-    """Data half-flits in order: up to three in, up to two out per clock, all in registers.
+class HalfAligner(wiring.Component):
+    """Items of one to three half-flits in, the next one or two half-flits out, in order.
 
     Members
     -------
-    push : In(range(PUSH_MAX + 1))
-        Half-flits written this clock, from ``push_data[0]`` on. Only while ``space``.
-    push_data : In(ArrayLayout(half_layout, PUSH_MAX))
-        The half-flits written, oldest first.
-    space : Out(1)
-        At most ``HALF_QUEUE_DEPTH - PUSH_MAX`` half-flits are held, so that a push of any size
-        fits whatever is taken. From a register.
+    i : In(stream.Signature(half_item))
+        Items, ``count`` at least 1. ``ready`` is registered (a two-entry
+        :class:`~scaleup_ip.skid.SkidBuffer` takes them).
     halves : Out(ArrayLayout(half_layout, 2))
-        The oldest two half-flits held. From registers (selected by the read pointer).
+        The next two half-flits in order (valid as ``avail`` says).
     avail : Out(range(3))
-        How many of ``halves`` are valid: ``min(2, held)``. From a register.
+        How many of ``halves`` are valid: ``min(2, carried + count of the oldest item)``;
+        from registers through a few gates.
     take : In(range(3))
         Half-flits read this clock; at most ``avail``.
 
-    Nothing the reader sees depends on this clock's ``push``, so the writer's logic never
-    reaches the reader's. Latency: a half-flit written at ``t`` can be read from ``t + 1``.
-    Throughput: three in and two out per clock. Overflow: a push while ``space`` is low, or a
-    take beyond ``avail``, is not allowed (not checked).
+    The half-flits of an item left after a read (at most two: a three-half-flit item read one
+    half-flit after another's last) are carried in registers; the oldest item is read only
+    when the carry does not cover ``take``, and an item of one half-flit moves into an empty
+    carry by itself. So whenever two half-flits are held, ``avail`` is 2 by the next clock.
+    Nothing the reader sees depends on this clock's ``i``, and ``take`` reaches no wide
+    register enable but the carry's.
+
+    Latency: an item accepted at clock ``t`` is readable from ``t + 1``. Throughput: one item
+    in per clock, two half-flits out per clock while the items hold two or more. Overflow:
+    ``i.ready`` falls while two items wait; a take beyond ``avail`` is not allowed (not
+    checked).
     """
 
     def __init__(self):
         super().__init__({
-            "push": In(range(PUSH_MAX + 1)),
-            "push_data": In(data.ArrayLayout(half_layout, PUSH_MAX)),
-            "space": Out(1),
+            "i": In(stream.Signature(half_item)),
             "halves": Out(data.ArrayLayout(half_layout, 2)),
             "avail": Out(range(3)),
             "take": In(range(3)),
@@ -60,30 +64,36 @@ class HalfQueue(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        depth = HALF_QUEUE_DEPTH
-        mem = [Signal(half_layout, name=f"mem{k}") for k in range(depth)]
-        wr = Signal(range(depth))                      # where the next half-flit goes
-        rd = Signal(range(depth))                      # the oldest half-flit not read
-        count = Signal(range(depth + 1))               # held, not read
-        for k in range(depth):
-            offset = Signal(range(depth), name=f"offset{k}")
-            m.d.comb += offset.eq(k - wr)
-            with m.If(offset < self.push), m.Switch(offset):
-                for j in range(PUSH_MAX):
-                    with m.Case(j):
-                        m.d.sync += mem[k].eq(self.push_data[j])
-        for i in range(2):
-            with m.Switch((rd + i) % depth):
-                for k in range(depth):
-                    with m.Case(k):
-                        m.d.comb += self.halves[i].eq(mem[k])
+        m.submodules.skid = skid = SkidBuffer(half_item)
+        wiring.connect(m, wiring.flipped(self.i), skid.i)
+        item, ready = skid.o.payload, skid.o.valid
+        carry = [Signal(half_layout, name=f"carry{k}") for k in range(2)]
+        carried = Signal(range(3))
+        count = Mux(ready, item.count, 0)
+        total = Signal(range(ITEM_HALVES + 3))
         m.d.comb += [
-            self.space.eq(count <= depth - PUSH_MAX),
-            self.avail.eq(Mux(count >= 2, 2, count)),
+            total.eq(carried + count),
+            self.avail.eq(Mux(total >= 2, 2, total)),
+            self.halves[0].eq(Mux(carried != 0, carry[0], item.halves[0])),
+            self.halves[1].eq(Mux(carried == 2, carry[1],
+                                  Mux(carried == 1, item.halves[0], item.halves[1]))),
         ]
-        m.d.sync += [
-            wr.eq(wr + self.push),
-            rd.eq(rd + self.take),
-            count.eq(count + self.push - self.take),
-        ]
+        used = Signal(range(3))          # half-flits read from the item
+        with m.If(self.take <= carried):
+            m.d.sync += carried.eq(carried - self.take)
+            with m.If(self.take == 1):
+                m.d.sync += carry[0].eq(carry[1])
+            # An item of one half-flit with nothing carried goes into the carry, so that the
+            # next clock shows it with the item behind it (a reader that waits for two would
+            # otherwise wait for ever).
+            with m.If((self.take == carried) & ready & (item.count == 1)):
+                m.d.comb += skid.o.ready.eq(1)
+                m.d.sync += [carry[0].eq(item.halves[0]), carried.eq(1)]
+        with m.Else():
+            m.d.comb += [used.eq(self.take - carried), skid.o.ready.eq(1)]
+            m.d.sync += [
+                carried.eq(item.count - used),
+                carry[0].eq(Mux(used == 1, item.halves[1], item.halves[2])),
+                carry[1].eq(item.halves[2]),
+            ]
         return m

@@ -2,6 +2,7 @@
 """Placement of a decided control half-flit: its sectors, the credits it spends and returns, and
 the data it calls for."""
 
+import operator
 from functools import reduce
 
 from amaranth import Array, Cat, Const, Module, Mux, Shape, Signal
@@ -162,10 +163,15 @@ class ControlPlacer(wiring.Component):
         offsets, spans = response_offsets(m, [e.wide for e in self.rsp], "place")
         m.d.comb += fc_start.eq(rsp_start + Array(spans)[self.n_rsp])
         fields = self._flow_control(m)
+        # Every sector is the OR of the fields the decision puts there (one at most; none: NOP):
+        # an AND-OR per sector, not a chain of priority multiplexers.
+        terms = [[] for _ in range(SECTORS_PER_HALF)]
+        self._place_requests(m, terms, starts)
+        self._place_responses(m, terms, rsp_start, offsets)
+        self._place_flow_control(m, terms, gap, fc_start, fields)
         sectors = [Signal(32, name=f"sector{s}") for s in range(SECTORS_PER_HALF)]
-        self._place_requests(m, sectors, starts)
-        self._place_responses(m, sectors, rsp_start, offsets)
-        self._place_flow_control(m, sectors, gap, fc_start, fields)
+        for sector, these in zip(sectors, terms):
+            m.d.comb += sector.eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
         m.d.comb += [self.half[s].eq(sectors[s]) for s in range(SECTORS_PER_HALF)]
         return m
 
@@ -216,27 +222,21 @@ class ControlPlacer(wiring.Component):
             fields.append((slot, field, live))
         return fields
 
-    def _place_requests(self, m, sectors, starts):
+    def _place_requests(self, m, terms, starts):
         """Request ``i`` at ``starts[i]``: 4 sectors when uncompressed, else 2."""
         for i in range(REQS_PER_CONTROL):
             entry = self.req[i]
             word = Signal(uncompressed_request.size, name=f"req_word{i}")
             bit = Mux(entry.wide, _REQ_POOL_BIT[True], _REQ_POOL_BIT[False])
             m.d.comb += word.eq(entry.field | (self.req_pool << bit))
-            with m.If(i < self.n_req):
-                for s in range(0, SECTORS_PER_HALF, _NARROW_SECTORS):
-                    with m.If(starts[i] == s):
-                        for part in range(_WIDE_SECTORS):
-                            if s + part >= SECTORS_PER_HALF:
-                                break
-                            word_part = word[32 * part:32 * part + 32]
-                            if part < _NARROW_SECTORS:
-                                m.d.comb += sectors[s + part].eq(word_part)
-                            else:
-                                with m.If(entry.wide):
-                                    m.d.comb += sectors[s + part].eq(word_part)
+            for s in range(0, SECTORS_PER_HALF, _NARROW_SECTORS):
+                here = Signal(name=f"req{i}_at{s}")
+                m.d.comb += here.eq((i < self.n_req) & (starts[i] == s))
+                for part in range(min(_WIDE_SECTORS, SECTORS_PER_HALF - s)):
+                    cond = here if part < _NARROW_SECTORS else here & entry.wide
+                    terms[s + part].append((cond, word[32 * part:32 * part + 32]))
 
-    def _place_responses(self, m, sectors, rsp_start, offsets):
+    def _place_responses(self, m, terms, rsp_start, offsets):
         """The responses from ``rsp_start``, response ``j`` at ``offsets[j]`` after it."""
         for j in range(RSP_LIMIT):
             entry = self.rsp[j]
@@ -245,15 +245,14 @@ class ControlPlacer(wiring.Component):
             m.d.comb += word.eq(entry.field | (self.rsp_pool << bit))
             pos = Signal(range(2 * SECTORS_PER_HALF), name=f"rsp_pos{j}")
             m.d.comb += pos.eq(rsp_start + offsets[j])
-            with m.If(j < self.n_rsp):
-                for s in range(SECTORS_PER_HALF):
-                    with m.If(pos == s):
-                        m.d.comb += sectors[s].eq(word[:32])
-                    if s:
-                        with m.If(entry.wide & (pos == s - 1)):
-                            m.d.comb += sectors[s].eq(word[32:])
+            for s in range(SECTORS_PER_HALF):
+                here = Signal(name=f"rsp{j}_at{s}")
+                m.d.comb += here.eq((j < self.n_rsp) & (pos == s))
+                terms[s].append((here, word[:32]))
+                if s + 1 < SECTORS_PER_HALF:
+                    terms[s + 1].append((here & entry.wide, word[32:]))
 
-    def _place_flow_control(self, m, sectors, gap, fc_start, fields):
+    def _place_flow_control(self, m, terms, gap, fc_start, fields):
         """Flow Control field ``r`` (in slot order, live ones only) at the gap's sector
         ``2 + r`` while the gap lasts, else from ``fc_start`` on."""
         rank = Const(0, range(len(CreditSlot) + 1))
@@ -267,13 +266,11 @@ class ControlPlacer(wiring.Component):
                 put.eq(live & (pos < SECTORS_PER_HALF)),
             ]
             rank = rank + live
+            for s in range(SECTORS_PER_HALF):
+                terms[s].append((put & (pos == s), field.as_value()))
             with m.If(put):
-                for s in range(SECTORS_PER_HALF):
-                    with m.If(pos == s):
-                        m.d.comb += sectors[s].eq(field.as_value())
                 for cls in CreditClass:
                     m.d.comb += self.sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
-
 
 
 def request_footprints(m, wide, name):
