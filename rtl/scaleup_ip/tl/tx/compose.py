@@ -135,7 +135,9 @@ class TxCompose(wiring.Component):
             req_allowed.eq(thermometer(REQ_LIMIT - req_out_next, REQS_PER_CONTROL)),
             rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out_next, RSP_LIMIT)),
         ]
-        fc_pending = Cat(*(self.pending[c][s].any() for c in CreditClass for s in CreditSlot)).any()
+        # A credit return is pending: a register beside the counters, so that their OR is not
+        # in front of the decision.
+        fc_pending = Signal()
         # Requests minus responses issued, saturating (README §3 rule 4).
         lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
         total, span = self._totals(m)
@@ -186,7 +188,7 @@ class TxCompose(wiring.Component):
                     place.n_rsp.eq(Mux(msg_due, 0, dec.n_rsp)),
                     place.req_pool.eq(dec.req_pool), place.rsp_pool.eq(dec.rsp_pool),
                 ]
-        self._account(m, chosen & ~msg, place, capped)
+        self._account(m, chosen & ~msg, place, capped, fc_pending)
         return m
 
     def _records(self, m, chosen, rec, cand):
@@ -227,22 +229,27 @@ class TxCompose(wiring.Component):
         ]
         return sched_q.i.ready
 
-    def _account(self, m, applied, place, capped):
+    def _account(self, m, applied, place, capped, fc_pending):
         """Credits spent and granted, credit returns sent and released; the credits held are
-        also kept capped for the decision."""
+        also kept capped for the decision, and whether any return is pending."""
         top = (1 << DECIDE_CREDIT_BITS) - 1
+        owed = []
         for c in CreditClass:
             for s in CreditSlot:
                 name = c.name.lower()
                 held = Signal(CREDIT_BITS, name=f"held_{name}_{s.name.lower()}")
                 m.d.comb += held.eq(self.credits[c][s] - Mux(applied, place.spent[c][s], 0)
                                     + getattr(self.grant, name)[s])
+                left = Signal(CREDIT_BITS, name=f"pending_{name}_{s.name.lower()}")
+                m.d.comb += left.eq(self.pending[c][s] - Mux(applied, place.sent[c][s], 0)
+                                    + getattr(self.give, name)[s])
                 m.d.sync += [
                     self.credits[c][s].eq(held),
                     capped[c][s].eq(Mux(held[DECIDE_CREDIT_BITS:].any(), top, held)),
-                    self.pending[c][s].eq(self.pending[c][s] - Mux(applied, place.sent[c][s], 0)
-                                          + getattr(self.give, name)[s]),
+                    self.pending[c][s].eq(left),
                 ]
+                owed.append(left.any())
+        m.d.sync += fc_pending.eq(Cat(*owed).any())
 
     @staticmethod
     def _count_lead(m, lead, n_req, n_rsp):
