@@ -44,9 +44,11 @@ class WindowQueue(wiring.Component):
     pop : In(range(window + 1))
         Entries removed from the front this clock; must not exceed ``count``.
 
-    The registers are a ring (``held`` rounded up to a power of two) that only a new entry
-    writes, read in ``window`` banks and turned, so nothing moves when entries are dropped:
-    the window is a registered copy of the ring's oldest entries as they will be.
+    With ``held`` above ``window``, the registers are a ring (``held`` rounded up to a power of
+    two) that only a new entry writes, read in ``window`` banks and turned, so nothing moves
+    when entries are dropped: the window is a registered copy of the ring's oldest entries as
+    they will be (for 16 response entries and a window of 8, 10 k LUT4 where shifting all 16
+    took 26 k). With ``held = window`` the window is the registers, shifted (smaller there).
 
     Latency: an entry accepted at clock ``t`` is visible from ``t + 1`` when the FIFO behind the
     registers is empty. Throughput: one entry in per clock; the registers refill from the FIFO
@@ -71,11 +73,6 @@ class WindowQueue(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         window, held = self._window, self._held
-        # The entries held sit in a ring of registers that only the fill writes; the window
-        # is a registered copy of the oldest ``window``, read from the ring as it will be.
-        size = 1 << ceil_log2(held)
-        ring = [Signal(self._layout, name=f"ring{k}") for k in range(size)]
-        head = Signal(range(size))                            # the oldest entry
         level = Signal(range(held + 1))                       # entries in the registers
         kept = Signal(range(held + 1))
         m.d.comb += kept.eq(level - self.pop)
@@ -98,22 +95,46 @@ class WindowQueue(wiring.Component):
         else:
             m.d.comb += [self.i.ready.eq(kept < held), fill_value.eq(self.i.payload),
                          fill.eq(self.i.valid & (kept < held))]
-        tail = Signal(range(size))                            # where a fill goes
+        if held > window:
+            self._ring(m, level, kept, fill, fill_value)
+        else:
+            self._shift(m, kept, fill, fill_value)
+        level_next = Signal.like(level)
+        m.d.comb += level_next.eq(kept + fill)
+        # ``count`` is min(level, window), registered on its own: the decision reads it.
+        m.d.sync += [self.entries.eq(self.entries_next), level.eq(level_next),
+                     self.count.eq(Mux(level_next > window, window, level_next))]
+        return m
+
+    def _shift(self, m, kept, fill, fill_value):
+        """The window is all the registers: shifted by ``pop``, the new entry after those
+        kept."""
+        nxt = self.entries_next
+        m.d.comb += nxt.eq(self.entries)
+        with m.Switch(self.pop):
+            for pop in range(self._window + 1):
+                with m.Case(pop):
+                    for k in range(self._window - pop):
+                        m.d.comb += nxt[k].eq(self.entries[k + pop])
+        with m.If(fill):
+            m.d.comb += nxt[kept].eq(fill_value)
+
+    def _ring(self, m, level, kept, fill, fill_value):
+        """The entries sit in a ring of registers that only the new entry writes; the window
+        is read from the ring as it will be."""
+        size = 1 << ceil_log2(self._held)
+        ring = [Signal(self._layout, name=f"ring{k}") for k in range(size)]
+        head = Signal(range(size))                            # the oldest entry
+        tail = Signal(range(size))                            # where a new entry goes
         head_next = Signal(range(size))
         m.d.comb += [tail.eq(head + level), head_next.eq(head + self.pop)]
+        m.d.sync += head.eq(head_next)
         for k in range(size):
             with m.If(fill & (tail == k)):
                 m.d.sync += ring[k].eq(fill_value)
         ahead = self._read(m, ring, head_next)
-        for k in range(window):
+        for k in range(self._window):
             m.d.comb += self.entries_next[k].eq(Mux(fill & (kept == k), fill_value, ahead[k]))
-        level_next = Signal.like(level)
-        m.d.comb += level_next.eq(kept + fill)
-        # ``count`` is min(level, window), registered on its own: the decision reads it.
-        m.d.sync += [self.entries.eq(self.entries_next), head.eq(head_next),
-                     level.eq(level_next),
-                     self.count.eq(Mux(level_next > window, window, level_next))]
-        return m
 
     def _read(self, m, ring, first):
         """Ring entries ``first .. first + window - 1``, in banks: entry ``k`` of the ring is in
