@@ -4,7 +4,8 @@ random pops of up to ``count``; every clock ``entries``, ``entries_next``, ``cou
 ``hidden`` and ``i.ready`` are checked (an entry accepted at ``t`` is in the registers from
 ``t + 1``; with a FIFO behind them, one entry moves up per clock). Every shape the packer
 builds: the response queue (all in registers), the request queue (a 4-entry window before a
-FIFO), the schedule queue (a window of one), and a ring larger than it holds."""
+FIFO), the schedule queue (a window of one), a ring larger than it holds, and a ring
+before a FIFO."""
 
 import gc
 import random
@@ -20,7 +21,7 @@ from scaleup_ip.tl import WindowQueue
 _LAYOUT = data.StructLayout({"value": 12, "flag": 1})
 
 SHAPES = [  # depth, window, held
-    (16, 8, 16), (16, 4, 4), (5, 1, 5), (12, 4, 12), (20, 8, 8),
+    (16, 8, 16), (16, 4, 4), (5, 1, 5), (12, 4, 12), (20, 8, 8), (24, 4, 12),
 ]
 
 

@@ -134,13 +134,13 @@ class DataSequencer(wiring.Component):
                      for a, b, c in zip(cur.signals(), fresh.signals(), reg.signals())]
         m.d.comb += [cur.acc.eq(reg.acc),
                      cur_kind.eq(Mux(start, fresh.kind(m, "fresh"), reg_kind))]
-        after, push, pop_req, pop_rsp = self._step(m, cur, cur_kind, align.i)
+        after, moved, pop_req, pop_rsp = self._step(m, cur, cur_kind, align.i)
         m.d.comb += [
             self.schedule.ready.eq(idle),
             self.req_data.ready.eq(pop_req), self.rsp_data.ready.eq(pop_rsp),
         ]
         nxt = _State("next")
-        m.d.comb += [a.eq(Mux(push != 0, b, c))
+        m.d.comb += [a.eq(Mux(moved, b, c))
                      for a, b, c in zip(nxt.signals(), after.signals(), cur.signals())]
         m.d.sync += [a.eq(b) for a, b in zip(reg.signals(), nxt.signals())]
         m.d.sync += reg_kind.eq(nxt.kind(m, "next"))
@@ -152,9 +152,8 @@ class DataSequencer(wiring.Component):
 
     def _step(self, m, cur, kind, items):
         """One beat from state ``cur`` (whose next beat is ``kind``) into the aligner's
-        ``items`` stream. Returns the state after it, the half-flits written (0 when the beat
-        is not there or the aligner has no room) and which data queue (request, response) it
-        pops."""
+        ``items`` stream. Returns the state after it, whether the beat went (it is there and
+        the aligner has room) and which data queue (request, response) it pops."""
         after = _State("after")
         m.d.comb += [a.eq(b) for a, b in zip(after.signals(), cur.signals())]
         req, rsp = self.req_data, self.rsp_data
@@ -190,11 +189,9 @@ class DataSequencer(wiring.Component):
         with m.Elif(from_rsp):
             m.d.comb += after.rsp_beats.eq(cur.rsp_beats - 1)
         ok = Signal()
-        push = Signal(range(ITEM_HALVES + 1))
         m.d.comb += [
-            ok.eq(((from_req & req.valid) | (from_rsp & rsp.valid)) & items.ready),
-            push.eq(Mux(ok, 2 + be_now - skip, 0)),
             items.valid.eq((from_req & req.valid) | (from_rsp & rsp.valid)),
             items.payload.count.eq(2 + be_now - skip),
+            ok.eq(items.valid & items.ready),
         ]
-        return after, push, ok & from_req, ok & from_rsp
+        return after, ok, ok & from_req, ok & from_rsp

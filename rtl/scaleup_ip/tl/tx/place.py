@@ -169,10 +169,8 @@ class ControlPlacer(wiring.Component):
         self._place_requests(m, terms, starts)
         self._place_responses(m, terms, rsp_start, offsets)
         self._place_flow_control(m, terms, gap, fc_start, fields)
-        sectors = [Signal(32, name=f"sector{s}") for s in range(SECTORS_PER_HALF)]
-        for sector, these in zip(sectors, terms):
-            m.d.comb += sector.eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
-        m.d.comb += [self.half[s].eq(sectors[s]) for s in range(SECTORS_PER_HALF)]
+        for s, these in enumerate(terms):
+            m.d.comb += self.half[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
         return m
 
     def _spend(self, m):
