@@ -55,6 +55,7 @@ BLOCKS = [
     ("crc32", Crc32, CrcConfig(data_width=512, pipeline=2), "abc9"),
     ("crc32", Crc32, CrcConfig(data_width=512, pipeline=3), "abc9"),
     ("tl_tx", TlTx, TlConfig(), "abc"),
+    ("tl_tx", TlTx, TlConfig(tx_packer="compact"), "abc"),
     ("tl_rx", TlRx, TlConfig(), "abc"),
     ("tl_tx_cache", TxAddrCache, AddrCacheConfig(), "abc9"),
     ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),

@@ -34,6 +34,7 @@ shortens it).
 cached) and the wall time of each of the ten slowest tests of the regression, run alone.
 """
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -111,9 +112,15 @@ TL_CACHE_CONFIG = TlConfig(cache_ways=4, cache_rows=1024, cache_rx_index="DSTACC
 TL_BOUND_GAP = 0.005
 
 
+#: The compact packer, without and with the address caches: its rows show what it costs.
+TL_COMPACT_CONFIGS = (TlConfig(tx_packer="compact"),
+                      dataclasses.replace(TL_CACHE_CONFIG, tx_packer="compact"))
+
+
 def bench_tl(out):
     config = TlConfig()
-    parts = _run_configs(TlTx, (config, TL_CACHE_CONFIG), "tl_tx", "sim.tl.bench", out)
+    parts = _run_configs(TlTx, (config, TL_CACHE_CONFIG, *TL_COMPACT_CONFIGS), "tl_tx",
+                         "sim.tl.bench", out)
     result = {"configs": [part["config"] for part in parts],
               "rows": [row for part in parts for row in part["rows"]]}
     rx_out = out.with_name("tl-rx.json")
@@ -122,16 +129,16 @@ def bench_tl(out):
     rx_out.unlink()
     out.write_text(json.dumps(result, indent=2))
     print(f"\nUALink TL packer ({out.relative_to(toolchain.REPO)})")
-    print(f"  {'mix':<20} {'cache':>5} {'efficiency':>10} {'bound':>7} {'gap':>6} "
-          f"{'items/flit':>10} {'flits/clock':>11} {'latency':>7}")
+    print(f"  {'packer':<8} {'mix':<20} {'cache':>5} {'efficiency':>10} {'bound':>7} "
+          f"{'gap':>6} {'items/flit':>10} {'flits/clock':>11} {'latency':>7}")
     wrong = []
     for row in result["rows"]:
         gap = row["bound"] - row["efficiency"]
-        line = (f"  {row['mix']:<20} {'on' if row['cache'] else 'off':>5} "
+        line = (f"  {row['packer']:<8} {row['mix']:<20} {'on' if row['cache'] else 'off':>5} "
                 f"{row['efficiency']:>10.2%} {row['bound']:>7.2%} {gap:>6.2%} "
                 f"{row['items_per_flit']:>10} {row['flits_per_clock']:>11} {row['tx_latency']:>7}")
         print(line)
-        if gap > TL_BOUND_GAP:
+        if row["packer"] == "best" and gap > TL_BOUND_GAP:
             wrong.append(f"TL packer more than {TL_BOUND_GAP:.1%} below its bound:{line}")
     print("  bound: the best legal packing of the same items; flits/clock over the saturated"
           " window; latency: clocks from the first item accepted to its flit leaving")

@@ -111,7 +111,8 @@ async def bench(dut):
         best = best_packing(requests, responses, compressed)
         window = _saturated(counter, start)
         rows.append({
-            "mix": mix, "cache": cached, "items": len(items), "flits": len(flits),
+            "mix": mix, "packer": env.config.tx_packer, "cache": cached, "items": len(items),
+            "flits": len(flits),
             "efficiency": round(sum(payload_bytes(i) for i in items) / (len(flits) * 64), 4),
             "bound": round(best.efficiency, 4), "bound_flits": best.flits,
             "compressed": sum(compressed),

@@ -51,6 +51,7 @@ __all__ = [
     "RxCacheCount",
     "RxError",
     "Status",
+    "TX_PACKERS",
     "TlConfig",
     "TxCacheCount",
     "UpliChannel",
@@ -376,6 +377,10 @@ class UpliError(py_enum.IntEnum):
 upli_error_counts = data.ArrayLayout(8, len(UpliError))
 
 
+#: The transmit packers a TL can be built with (:class:`TlConfig` ``tx_packer``) [ours].
+TX_PACKERS = ("best", "compact")
+
+
 @dataclasses.dataclass(frozen=True)
 class TlConfig(BlockConfig):
     """Parameters of the TL transmit and receive cores.
@@ -401,6 +406,11 @@ class TlConfig(BlockConfig):
         The ID field each cache's rows follow (:class:`AddrCacheConfig` ``index``). The
         defaults are an accelerator's [§5.5]; an Rx cache fed by another accelerator's Tx
         (a direct link, or these tests) follows DSTACCID, as that Tx does.
+    tx_packer : str
+        How the transmit side fills control half-flits (:data:`TX_PACKERS`, README §3):
+        "best" chooses among every count of requests and responses the queues' windows allow
+        (close to the best legal packing); "compact" fills from the queue heads, one request
+        and one response a clock (a fraction of the area, fewer flits' worth of efficiency).
     """
     tx_req_depth: int = 16
     tx_rsp_depth: int = 16
@@ -413,6 +423,7 @@ class TlConfig(BlockConfig):
     cache_rows: int = 1024
     cache_tx_index: str = "DSTACCID"
     cache_rx_index: str = "SRCACCID"
+    tx_packer: str = "best"
 
     def __post_init__(self):
         check_int("TL", "tx_req_depth", self.tx_req_depth, range(REQ_LIMIT + 1,
@@ -426,6 +437,9 @@ class TlConfig(BlockConfig):
         check_int("TL", "rx_req_data", self.rx_req_data, range(MAX_BEATS, 1025))
         check_int("TL", "rx_rsp_data", self.rx_rsp_data, range(MAX_BEATS, 1025))
         check_int("TL", "cache_ways", self.cache_ways, (0, *CACHE_WAYS))
+        if self.tx_packer not in TX_PACKERS:
+            raise ValueError(f"TL tx_packer must be one of {', '.join(TX_PACKERS)}, "
+                             f"not {self.tx_packer!r}")
         _ = self.tx_cache, self.rx_cache                # checks the rest of the cache fields
 
     @property

@@ -103,7 +103,8 @@ class WindowQueue(wiring.Component):
         m.d.comb += level_next.eq(kept + fill)
         # ``count`` is min(level, window), registered on its own: the decision reads it.
         m.d.sync += [self.entries.eq(self.entries_next), level.eq(level_next),
-                     self.count.eq(Mux(level_next > window, window, level_next))]
+                     self.count.eq(level_next if held == window
+                                   else Mux(level_next > window, window, level_next))]
         return m
 
     def _shift(self, m, kept, fill, fill_value):

@@ -116,7 +116,8 @@ async def tx_matches_model(dut):
         dut._log.info("run %d: released", run)
         env.flits.set_backpressure(None)
         flits = await _collect(env)
-        model = Packer(config_credits(env.config), granted)
+        model = Packer(config_credits(env.config), granted,
+                       compact=env.config.tx_packer == "compact")
         for item in items:
             (model.push_request if isinstance(item, Request) else model.push_response)(item)
         expected = model.drain()
@@ -166,7 +167,7 @@ async def tx_random_timing(dut):
     assert not any(v for row in env.pending().values() for v in row.values())
 
 
-CONFIGS = [TlConfig()]
+CONFIGS = [TlConfig(), TlConfig(tx_packer="compact")]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())

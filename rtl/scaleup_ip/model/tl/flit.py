@@ -574,6 +574,9 @@ class Packer:
     cache_index : str
         The request field that is the cache row: "DSTACCID" (an accelerator's Tx cache
         [§5.5]) or "SRCACCID" (a switch's).
+    compact : bool
+        Fill each control half by the compact policy (README §3, *Compact packer*) instead of
+        choosing among candidates.
 
     Attributes
     ----------
@@ -596,10 +599,11 @@ class Packer:
     """
 
     def __init__(self, advertise: dict, granted: dict | None = None, address_cache=None,
-                 cache_index: str = "DSTACCID"):
+                 cache_index: str = "DSTACCID", compact: bool = False):
         if cache_index not in ("DSTACCID", "SRCACCID"):
             raise ValueError(f"cache_index must be DSTACCID or SRCACCID, not {cache_index!r}")
         self._cache = address_cache
+        self._compact = compact
         self._cache_acc = "dst_acc" if cache_index == "DSTACCID" else "src_acc"
         self._decisions = deque()       # (FTYPE, CLOAD, CWAY) of each queued request
         self.credits = credit_table(granted)
@@ -695,8 +699,12 @@ class Packer:
             self.init_sent = True                                   # README §3 rule 1
             return _Half(MSG_INIT_DONE, True, "M"), (0, 0)
         reserve = int(pending)                                      # rule 2
-        requests, responses = (([], []) if not self.init_sent
-                                else self._choose(reserve, required))
+        if not self.init_sent:
+            requests, responses = [], []
+        elif self._compact:
+            requests, responses = self._fill(reserve)
+        else:
+            requests, responses = self._choose(reserve, required)
         if not (requests or responses or pending or required):
             return None
         half, taken = 0, set()
@@ -708,7 +716,8 @@ class Packer:
         gap = [s for s in range(sector) if s not in taken]     # before an aligned 0x1 field
         for item, pool in responses:
             half, sector = self._place(item, pool, half, sector)
-        half, used = self._place_flow_control(half, gap + list(range(sector, HALF_SECTORS)))
+        fc_free = ([] if self._compact else gap) + list(range(sector, HALF_SECTORS))
+        half, used = self._place_flow_control(half, fc_free)
         free = len(gap) + HALF_SECTORS - sector
         self.nop_sectors += free - used
         return _Half(half, False, "C"), (len(requests), len(responses))
@@ -756,6 +765,65 @@ class Packer:
         self.lead = max(-FAIR_LEAD_LIMIT,
                         min(FAIR_LEAD_LIMIT - 1, self.lead + len(requests) - len(responses)))
         return requests, responses
+
+    def _fill(self, reserve):
+        """The compact policy (README §3, *Compact packer*): in rounds, the next request, then
+        the next response, each joining while its fields end by sector ``8 - reserve``, within
+        its allowance and its credits (:meth:`_join`); a round that adds nothing ends the
+        control. Returns what :meth:`_choose` returns."""
+        sizes = [FIELD_SECTORS[ftype] for ftype, _, _ in self._decisions]
+        req_cap = min(MAX_REQUESTS, self._rates["req"].allowance, len(self._requests))
+        rsp_cap = min(RESPONSE_LIMIT, self._rates["rsp"].allowance, len(self._responses))
+        requests, responses = [], []
+
+        def fits(a, rsp):
+            end = _request_starts(sizes[:a])[1] + _response_sectors([r for r, _ in rsp])
+            return end + reserve <= HALF_SECTORS
+
+        while True:
+            a, b = len(requests), len(responses)
+            req = self._join(requests, self._requests[a]) if a < req_cap else None
+            rsp = self._join(responses, self._responses[b]) if b < rsp_cap else None
+            more = responses + [rsp] if rsp else responses
+            req_ok = req is not None and fits(a + 1, responses)
+            # balance (rule 4): while requests wait, responses stay within LEAD_SLACK of them
+            capped = (a < req_cap and not self._requests[a].beats
+                      and b + 1 > a + req_ok + self.lead + LEAD_SLACK)
+            rsp_ok = (rsp is not None and not capped and fits(a, more)
+                      and (not req_ok or fits(a + 1, more)))
+            if req_ok:
+                requests.append(req)
+            if rsp_ok:
+                responses.append(rsp)
+            if not (req_ok or rsp_ok):
+                break
+        requests = [(item, pool, self._decisions.popleft()) for item, pool in requests]
+        for _ in requests:
+            self._requests.popleft()
+        for _ in responses:
+            self._responses.popleft()
+        self.lead = max(-FAIR_LEAD_LIMIT,
+                        min(FAIR_LEAD_LIMIT - 1, self.lead + len(requests) - len(responses)))
+        return requests, responses
+
+    def _join(self, taken, item):
+        """``(item, pool)`` when ``item`` may join the fields ``taken`` of its kind in a compact
+        control, else ``None``. The first field takes its VC's credits when they cover it, else
+        the pool's; the others take the same kind (and, on VC credits, the same VC) while the
+        credits cover them all [ours]."""
+        cmd_cls, data_cls = _ITEM_CLASSES[type(item)]
+        if taken:
+            first, pool = taken[0]
+            choices = [pool] if pool or item.vc == first.vc else []
+        else:
+            choices = [False, True]
+        cmd = len(taken) + 1
+        data = item.beats + sum(t.beats for t, _ in taken)
+        for pool in choices:
+            slot = slot_of(pool, item.vc)
+            if self.credits[cmd_cls][slot] >= cmd and self.credits[data_cls][slot] >= data:
+                return item, pool
+        return None
 
     def _prefix(self, queue, cap, fits):
         """The longest prefix of ``queue`` of at most ``cap`` items that ``fits`` and is credit

@@ -30,7 +30,8 @@ from .place import (
     window_members,
 )
 
-__all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "record_layout"]
+__all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "account_credits", "count_lead",
+           "record_layout", "schedule_queue"]
 
 #: Records composed ahead of the emitter: three, so that two control half-flits can go in
 #: consecutive flits (a swapped control with no data, then the next) although each takes two
@@ -163,7 +164,7 @@ class TxCompose(wiring.Component):
             rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
         ]
         queue = self._records(m, chosen, rec, chosen_cand)
-        room = self._schedules(m, chosen & ~msg & (chosen_cand.halves != 0), place.schedule)
+        room = schedule_queue(m, self, chosen & ~msg & (chosen_cand.halves != 0), place.schedule)
         hidden = Signal()                # a request the choice may take is not shown yet
         m.d.comb += hidden.eq(self.req_hidden & Array([*req_allowed, 0])[self.req_count])
         with m.If(chosen):
@@ -177,7 +178,7 @@ class TxCompose(wiring.Component):
                 m.d.sync += swap.eq(chosen_cand.swap)
                 m.d.comb += [req_out_next.eq(chosen_cand.req_out),
                              rsp_out_next.eq(chosen_cand.rsp_out)]
-                self._count_lead(m, lead, place.n_req, place.n_rsp)
+                count_lead(m, lead, place.n_req, place.n_rsp)
         with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room & ~(init & hidden)):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
             nonempty = (dec.n_req != 0) | (dec.n_rsp != 0) | fc_pending
@@ -188,7 +189,7 @@ class TxCompose(wiring.Component):
                     place.n_rsp.eq(Mux(msg_due, 0, dec.n_rsp)),
                     place.req_pool.eq(dec.req_pool), place.rsp_pool.eq(dec.rsp_pool),
                 ]
-        self._account(m, chosen & ~msg, place, capped, fc_pending)
+        account_credits(m, self, chosen & ~msg, place.spent, place.sent, capped, fc_pending)
         return m
 
     def _records(self, m, chosen, rec, cand):
@@ -213,51 +214,6 @@ class TxCompose(wiring.Component):
         with m.If(~queue.r_rdy):
             m.d.comb += self.record.payload.eq(rec)
         return queue
-
-    def _schedules(self, m, write, schedule):
-        """The schedule queue toward the data sequencer, in registers: a schedule written in
-        clock B is offered from the next clock. Returns whether a schedule can be written in
-        the clock after next (the decision's gate)."""
-        m.submodules.sched_q = sched_q = WindowQueue(schedule_layout, SCHEDULES_AHEAD, 1,
-                                                     held=SCHEDULES_AHEAD)
-        m.d.comb += [
-            sched_q.i.valid.eq(write), sched_q.i.payload.eq(schedule),
-            sched_q.i.payload.skip.eq(self.skip),
-            self.schedule.valid.eq(sched_q.count != 0),
-            self.schedule.payload.eq(sched_q.entries[0]),
-            sched_q.pop.eq(self.schedule.valid & self.schedule.ready),
-        ]
-        return sched_q.i.ready
-
-    def _account(self, m, applied, place, capped, fc_pending):
-        """Credits spent and granted, credit returns sent and released; the credits held are
-        also kept capped for the decision, and whether any return is pending."""
-        top = (1 << DECIDE_CREDIT_BITS) - 1
-        owed = []
-        for c in CreditClass:
-            for s in CreditSlot:
-                name = c.name.lower()
-                held = Signal(CREDIT_BITS, name=f"held_{name}_{s.name.lower()}")
-                m.d.comb += held.eq(self.credits[c][s] - Mux(applied, place.spent[c][s], 0)
-                                    + getattr(self.grant, name)[s])
-                left = Signal(CREDIT_BITS, name=f"pending_{name}_{s.name.lower()}")
-                m.d.comb += left.eq(self.pending[c][s] - Mux(applied, place.sent[c][s], 0)
-                                    + getattr(self.give, name)[s])
-                m.d.sync += [
-                    self.credits[c][s].eq(held),
-                    capped[c][s].eq(Mux(held[DECIDE_CREDIT_BITS:].any(), top, held)),
-                    self.pending[c][s].eq(left),
-                ]
-                owed.append(left.any())
-        m.d.sync += fc_pending.eq(Cat(*owed).any())
-
-    @staticmethod
-    def _count_lead(m, lead, n_req, n_rsp):
-        """``lead`` plus the requests minus the responses issued, saturating."""
-        nxt = Signal(range(-FAIR_LEAD_LIMIT - RSP_LIMIT, FAIR_LEAD_LIMIT + REQ_LIMIT))
-        m.d.comb += nxt.eq(lead + n_req - n_rsp)
-        m.d.sync += lead.eq(Mux(nxt < -FAIR_LEAD_LIMIT, -FAIR_LEAD_LIMIT,
-                                Mux(nxt >= FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1, nxt)))
 
     def _totals(self, m):
         """Read beats and sectors spanned of each prefix of the response window, registered
@@ -335,3 +291,58 @@ class TxCompose(wiring.Component):
                 row.append(reg)
             table.append(Array(row))
         return Array(table)
+
+
+def schedule_queue(m, comp, write, schedule):
+    """The schedule queue of composer ``comp`` toward the data sequencer, in registers: a
+    schedule written in one clock is offered from the next. Returns whether a schedule can
+    be written in the clock after next (the decision's gate)."""
+    m.submodules.sched_q = sched_q = WindowQueue(schedule_layout, SCHEDULES_AHEAD, 1,
+                                                 held=SCHEDULES_AHEAD)
+    m.d.comb += [
+        sched_q.i.valid.eq(write), sched_q.i.payload.eq(schedule),
+        sched_q.i.payload.skip.eq(comp.skip),
+        comp.schedule.valid.eq(sched_q.count != 0),
+        comp.schedule.payload.eq(sched_q.entries[0]),
+        sched_q.pop.eq(comp.schedule.valid & comp.schedule.ready),
+    ]
+    return sched_q.i.ready
+
+
+def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
+    """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
+    returns sent (``sent``) and released. The credits held are also kept ``capped`` for the
+    decision, and whether any return is pending (``fc_pending``). Both outcomes are computed
+    from registers and ``applied`` only chooses between them."""
+    top = (1 << DECIDE_CREDIT_BITS) - 1
+    owed = {False: [], True: []}
+    for c in CreditClass:
+        for s in CreditSlot:
+            name, slot = c.name.lower(), s.name.lower()
+            held, left = {}, {}
+            for used in (False, True):
+                tag = "spent" if used else "kept"
+                held[used] = Signal(CREDIT_BITS, name=f"held_{name}_{slot}_{tag}")
+                left[used] = Signal(CREDIT_BITS, name=f"pending_{name}_{slot}_{tag}")
+                m.d.comb += [
+                    held[used].eq(comp.credits[c][s] - (spent[c][s] if used else 0)
+                                  + getattr(comp.grant, name)[s]),
+                    left[used].eq(comp.pending[c][s] - (sent[c][s] if used else 0)
+                                  + getattr(comp.give, name)[s]),
+                ]
+                owed[used].append(left[used].any())
+            m.d.sync += [
+                comp.credits[c][s].eq(Mux(applied, held[True], held[False])),
+                capped[c][s].eq(Mux(applied, *(Mux(h[DECIDE_CREDIT_BITS:].any(), top, h)
+                                               for h in (held[True], held[False])))),
+                comp.pending[c][s].eq(Mux(applied, left[True], left[False])),
+            ]
+    m.d.sync += fc_pending.eq(Mux(applied, Cat(*owed[True]).any(), Cat(*owed[False]).any()))
+
+
+def count_lead(m, lead, n_req, n_rsp):
+    """``lead`` plus the requests minus the responses issued, saturating."""
+    nxt = Signal(range(-FAIR_LEAD_LIMIT - RSP_LIMIT, FAIR_LEAD_LIMIT + REQ_LIMIT))
+    m.d.comb += nxt.eq(lead + n_req - n_rsp)
+    m.d.sync += lead.eq(Mux(nxt < -FAIR_LEAD_LIMIT, -FAIR_LEAD_LIMIT,
+                            Mux(nxt >= FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1, nxt)))

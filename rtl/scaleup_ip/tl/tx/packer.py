@@ -26,6 +26,7 @@ from ..queue import WindowQueue
 from .cache import TxAddrCache
 from .compose import TxCompose
 from .data import DataSequencer, poison_half
+from .fill import TxFill
 from .halves import half_layout
 from .intake import TxIntake
 from .place import encode_request, tx_req_entry, tx_rsp_entry
@@ -75,7 +76,10 @@ class TlTx(ConfiguredComponent):
         response was closed early and its missing beats are sent poisoned (README §5).
 
     Control half-flits are composed ahead of the flits that carry them
-    (:class:`~scaleup_ip.tl.tx.compose.TxCompose`, two clocks each, up to three ahead). The data
+    (:class:`~scaleup_ip.tl.tx.compose.TxCompose`, two clocks each, up to three ahead; with
+    ``tx_packer="compact"``, :class:`~scaleup_ip.tl.tx.fill.TxFill` fills them from the queue
+    heads instead, one clock per request and response and one to close, and its records always
+    go through the record queue, so latency is 2 clocks more). The data
     half-flits each calls for are made ready, one beat per clock, from the clock after it is
     composed (:class:`~scaleup_ip.tl.tx.data.DataSequencer`, fed from registers only); the flit
     emitter follows the flit rule from ``owed``, the head record and how many data half-flits
@@ -109,18 +113,10 @@ class TlTx(ConfiguredComponent):
         m = Module()
         cfg = self._config
         m.submodules.intake = intake = TxIntake()
-        m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth, REQ_LIMIT)
-        # Every queued response in registers: a control may take 8 and the next is decided two
-        # clocks later, so a FIFO refilling one per clock would hide responses (README §3).
-        # Requests need no more: a control takes at most 4, and the composer waits while the
-        # rate limit allows more than the window shows and more wait behind it.
-        m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth, RSP_LIMIT,
-                                                 held=cfg.tx_rsp_depth)
         m.submodules.req_data = req_data = SyncFIFOBuffered(
             width=len(intake.req_beat.payload.as_value()), depth=cfg.tx_data_depth)
         m.submodules.rsp_data = rsp_data = SyncFIFOBuffered(
             width=len(intake.rsp_beat.payload.as_value()), depth=cfg.tx_data_depth)
-        m.submodules.compose = comp = TxCompose()
         m.submodules.seq = seq = DataSequencer()
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
@@ -128,8 +124,7 @@ class TlTx(ConfiguredComponent):
             self.upli_events[UpliError.TRUNCATED_BURST].eq(intake.req_truncated),
             self.upli_events[UpliError.RSP_SEQUENCE].eq(intake.rsp_truncated),
         ]
-        self._requests(m, intake.req_out, req_q.i)
-        wiring.connect(m, intake.rsp_entry, rsp_q.i)
+        comp = self._composer(m, intake)
         heads = []
         for name, fifo, src, dst in (("req", req_data, intake.req_beat, seq.req_data),
                                      ("rsp", rsp_data, intake.rsp_beat, seq.rsp_data)):
@@ -149,17 +144,45 @@ class TlTx(ConfiguredComponent):
                          head.beat.eq(Mux(skid.o.valid, skid.o.payload, fifo.r_data))]
             heads.append(head)
         m.d.comb += [
-            comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
-            comp.req_hidden.eq(req_q.hidden),
-            comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
-            comp.rsp_next.eq(rsp_q.entries_next),
-            req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
             comp.grant.eq(self.grant), comp.give.eq(self.give), comp.give_init.eq(self.give_init),
             self.credits.eq(comp.credits), self.pending.eq(comp.pending),
         ]
         wiring.connect(m, comp.schedule, seq.schedule)
         self._emit(m, comp, seq, heads)
         return m
+
+    def _composer(self, m, intake):
+        """The request and response queues and the composer that reads them: windows for
+        :class:`~scaleup_ip.tl.tx.compose.TxCompose`, heads for the compact
+        :class:`~scaleup_ip.tl.tx.fill.TxFill`."""
+        cfg = self._config
+        best = cfg.tx_packer == "best"
+        m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth,
+                                                 REQ_LIMIT if best else 1)
+        # Best: every queued response in registers: a control may take 8 and the next is
+        # decided two clocks later, so a FIFO refilling one per clock would hide responses
+        # (README §3). Requests need no more: a control takes at most 4, and the composer
+        # waits while the rate limit allows more than the window shows and more wait behind.
+        m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth,
+                                                 RSP_LIMIT if best else 1,
+                                                 held=cfg.tx_rsp_depth if best else None)
+        self._requests(m, intake.req_out, req_q.i)
+        wiring.connect(m, intake.rsp_entry, rsp_q.i)
+        if best:
+            m.submodules.compose = comp = TxCompose()
+            m.d.comb += [
+                comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
+                comp.req_hidden.eq(req_q.hidden),
+                comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
+                comp.rsp_next.eq(rsp_q.entries_next),
+                req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
+            ]
+            return comp
+        m.submodules.compose = comp = TxFill()
+        for queue, head in ((req_q, comp.req), (rsp_q, comp.rsp)):
+            m.d.comb += [head.payload.eq(queue.entries[0]), head.valid.eq(queue.count != 0),
+                         queue.pop.eq(head.valid & head.ready)]
+        return comp
 
     def _requests(self, m, requests, queue):
         """Requests into the request queue, through the address cache when there is one."""

@@ -38,8 +38,11 @@ from ..layout import (
 __all__ = [
     "ControlPlacer",
     "encode_request",
+    "flow_control_fields",
     "request_footprints",
+    "request_word",
     "response_offsets",
+    "response_word",
     "rsp_totals_layout",
     "schedule_layout",
     "tx_req_entry",
@@ -162,7 +165,7 @@ class ControlPlacer(wiring.Component):
         ]
         offsets, spans = response_offsets(m, [e.wide for e in self.rsp], "place")
         m.d.comb += fc_start.eq(rsp_start + Array(spans)[self.n_rsp])
-        fields = self._flow_control(m)
+        fields = flow_control_fields(m, self.pending)
         # Every sector is the OR of the fields the decision puts there (one at most; none: NOP):
         # an AND-OR per sector, not a chain of priority multiplexers.
         terms = [[] for _ in range(SECTORS_PER_HALF)]
@@ -199,34 +202,11 @@ class ControlPlacer(wiring.Component):
                 ]
         m.d.comb += self.schedule.rsp_beats.eq(rsp_beats[self.n_rsp])
 
-    def _flow_control(self, m):
-        """One FC field per slot with credits pending, in slot order [README §3 rule 5]."""
-        fields = []
-        for slot in CreditSlot:
-            field = Signal(flow_control, name=f"fc_{slot.name.lower()}")
-            for cls in CreditClass:
-                sub = getattr(field, cls.name.lower())
-                top = CMD_CREDIT_MAX if cls in (CreditClass.REQ_CMD, CreditClass.RSP_CMD) \
-                    else DATA_CREDIT_MAX
-                pending = self.pending[cls][slot]
-                m.d.comb += [
-                    sub.count.eq(Mux(pending > top, top, pending)),
-                    sub.t.eq(slot != CreditSlot.POOL),
-                    sub.vc.eq(max(slot - CreditSlot.VC0, 0)),
-                ]
-            live = Signal(name=f"fc_{slot.name.lower()}_live")
-            m.d.comb += live.eq(reduce(lambda a, b: a | b,
-                                       (self.pending[c][slot] != 0 for c in CreditClass)))
-            fields.append((slot, field, live))
-        return fields
-
     def _place_requests(self, m, terms, starts):
         """Request ``i`` at ``starts[i]``: 4 sectors when uncompressed, else 2."""
         for i in range(REQS_PER_CONTROL):
             entry = self.req[i]
-            word = Signal(uncompressed_request.size, name=f"req_word{i}")
-            bit = Mux(entry.wide, _REQ_POOL_BIT[True], _REQ_POOL_BIT[False])
-            m.d.comb += word.eq(entry.field | (self.req_pool << bit))
+            word = request_word(m, entry, self.req_pool, f"req_word{i}")
             for s in range(0, SECTORS_PER_HALF, _NARROW_SECTORS):
                 here = Signal(name=f"req{i}_at{s}")
                 m.d.comb += here.eq((i < self.n_req) & (starts[i] == s))
@@ -238,9 +218,7 @@ class ControlPlacer(wiring.Component):
         """The responses from ``rsp_start``, response ``j`` at ``offsets[j]`` after it."""
         for j in range(RSP_LIMIT):
             entry = self.rsp[j]
-            word = Signal(64, name=f"rsp_word{j}")
-            bit = Mux(entry.wide, _RSP_POOL_BIT[True], _RSP_POOL_BIT[False])
-            m.d.comb += word.eq(entry.field | (self.rsp_pool << bit))
+            word = response_word(m, entry, self.rsp_pool, f"rsp_word{j}")
             pos = Signal(range(2 * SECTORS_PER_HALF), name=f"rsp_pos{j}")
             m.d.comb += pos.eq(rsp_start + offsets[j])
             for s in range(SECTORS_PER_HALF):
@@ -269,6 +247,44 @@ class ControlPlacer(wiring.Component):
             with m.If(put):
                 for cls in CreditClass:
                     m.d.comb += self.sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
+
+
+def request_word(m, entry, pool, name):
+    """The field of ``entry`` (:data:`tx_req_entry`) with its POOL bit set to ``pool``."""
+    word = Signal(uncompressed_request.size, name=name)
+    bit = Mux(entry.wide, _REQ_POOL_BIT[True], _REQ_POOL_BIT[False])
+    m.d.comb += word.eq(entry.field | (pool << bit))
+    return word
+
+
+def response_word(m, entry, pool, name):
+    """The field of ``entry`` (:data:`tx_rsp_entry`) with its POOL bit set to ``pool``."""
+    word = Signal(64, name=name)
+    bit = Mux(entry.wide, _RSP_POOL_BIT[True], _RSP_POOL_BIT[False])
+    m.d.comb += word.eq(entry.field | (pool << bit))
+    return word
+
+
+def flow_control_fields(m, pending):
+    """One Flow Control field per credit slot, returning what ``pending`` holds for it, as far
+    as a field can (README §3 rule 5): ``[(slot, field, live)]`` in slot order, ``live`` when
+    the slot has something pending. Combinational."""
+    fields = []
+    for slot in CreditSlot:
+        field = Signal(flow_control, name=f"fc_{slot.name.lower()}")
+        for cls in CreditClass:
+            sub = getattr(field, cls.name.lower())
+            top = CMD_CREDIT_MAX if cls in (CreditClass.REQ_CMD, CreditClass.RSP_CMD) \
+                else DATA_CREDIT_MAX
+            m.d.comb += [
+                sub.count.eq(Mux(pending[cls][slot] > top, top, pending[cls][slot])),
+                sub.t.eq(slot != CreditSlot.POOL),
+                sub.vc.eq(max(slot - CreditSlot.VC0, 0)),
+            ]
+        live = Signal(name=f"fc_{slot.name.lower()}_live")
+        m.d.comb += live.eq(reduce(operator.or_, (pending[c][slot] != 0 for c in CreditClass)))
+        fields.append((slot, field, live))
+    return fields
 
 
 def request_footprints(m, wide, name):

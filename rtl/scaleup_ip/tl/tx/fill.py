@@ -1,0 +1,415 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The TL packer's compact composer: a control half-flit filled from the queue heads, a request
+and a response per clock."""
+
+import operator
+from functools import reduce
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
+
+from ..layout import (
+    CREDIT_BITS,
+    FAIR_LEAD_LIMIT,
+    LEAD_SLACK,
+    MAX_BEATS,
+    REQ_LIMIT,
+    REQS_PER_CONTROL,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    CreditClass,
+    CreditSlot,
+    MsgType,
+    control_half,
+    credit_array,
+    credit_update_layout,
+)
+from .compose import RECORDS_AHEAD, SCHEDULES_AHEAD, account_credits, record_layout
+from .decide import DECIDE_CREDIT_BITS, thermometer
+from .place import (
+    flow_control_fields,
+    request_word,
+    response_word,
+    schedule_layout,
+    tx_req_entry,
+    tx_rsp_entry,
+)
+
+__all__ = ["TxFill"]
+
+#: Sectors of an uncompressed request field and of a compressed one [Table 5-2].
+_WIDE, _NARROW = 4, 2
+#: Sector counts and positions: up to 8, and a sum of two of them.
+_SECTOR = range(2 * SECTORS_PER_HALF)
+#: The VCs [§5.8].
+_VCS = range(CreditSlot.VC3 - CreditSlot.VC0 + 1)
+
+
+def _fits(m, name, req_end, rsp_span):
+    """Whether the next fields fit after requests ending at ``req_end`` and responses spanning
+    ``rsp_span`` (from ``req_end``), for each reserve ``r`` (0, 1) and field width: bit
+    ``4r + w`` a request (``w`` = 1 uncompressed), ``4r + 2 + w`` a response, ``8 + 4r + 2wq +
+    ws`` a request and a response together. Combinational."""
+    aligned = Mux(req_end[:2] != 0, Cat(Const(0, 2), req_end[2:] + 1), req_end)
+    end = [req_end + _NARROW, aligned + _WIDE]
+    span = [rsp_span + 1, rsp_span + rsp_span[0] + 2]
+    bits = Signal(16, name=f"fits_{name}")
+    for r in (0, 1):
+        limit = SECTORS_PER_HALF - r
+        for w in (0, 1):
+            m.d.comb += [bits[4 * r + w].eq(end[w] + rsp_span <= limit),
+                         bits[4 * r + 2 + w].eq(req_end + span[w] <= limit)]
+            for ws in (0, 1):
+                m.d.comb += bits[8 + 4 * r + 2 * w + ws].eq(end[w] + span[ws] <= limit)
+    return bits
+
+
+class _Kind:
+    """The fields of one kind (requests or responses) in the control being filled: how many,
+    their data beats, and the credits they spend: ``pool``, else VC ``vc`` (README §3,
+    *Compact packer*)."""
+
+    def __init__(self, name, most, cmd, dat):
+        self.name, self.cmd, self.dat = name, cmd, dat
+        self.n = Signal(range(most + 1), name=f"{name}_n")
+        self.beats = Signal(range(most * MAX_BEATS + 1), name=f"{name}_beats")
+        self.pool = Signal(name=f"{name}_pool")
+        self.vc = Signal(2, name=f"{name}_vc")
+        self.img = Signal(control_half, name=f"{name}_img")
+        # Registered for this clock: may the head join as far as credits go, for each VC and
+        # beat count; and whether the first field would take VC credits.
+        self.ok = Signal(len(_VCS) * (MAX_BEATS + 1), name=f"{name}_credit_ok")
+        self.first_vc = Signal(len(_VCS) * (MAX_BEATS + 1), name=f"{name}_first_vc")
+
+    def credit_bits(self, m, tag, cmd, dat, n, beats, pool, vc):
+        """``(ok, first_vc)`` as :attr:`ok` and :attr:`first_vc` for fields ``n``, ``beats``,
+        ``pool``, ``vc`` taken and credits ``cmd``/``dat`` (per slot, capped) held: the first
+        field takes its VC's credits when they cover it, else the pool's; later ones the
+        same kind (on VC credits, the same VC) while they cover all. Combinational."""
+        ok = Signal.like(self.ok, name=f"{self.name}_ok_{tag}")
+        first = Signal.like(self.first_vc, name=f"{self.name}_first_{tag}")
+        slot_cmd = Mux(pool, cmd[CreditSlot.POOL], Array(cmd[CreditSlot.VC0:])[vc])
+        slot_dat = Mux(pool, dat[CreditSlot.POOL], Array(dat[CreditSlot.VC0:])[vc])
+        more = Signal(name=f"{self.name}_cmd_more_{tag}")
+        m.d.comb += more.eq(slot_cmd > n)
+        for v in _VCS:
+            for b in range(MAX_BEATS + 1):
+                k = v * (MAX_BEATS + 1) + b
+                on_vc = cmd[CreditSlot.VC0 + v] != 0
+                on_pool = cmd[CreditSlot.POOL] != 0
+                if b:
+                    on_vc = on_vc & (dat[CreditSlot.VC0 + v] >= b)
+                    on_pool = on_pool & (dat[CreditSlot.POOL] >= b)
+                later = (pool | (vc == v)) & more & (slot_dat >= beats + b)
+                m.d.comb += [first[k].eq(on_vc), ok[k].eq(Mux(n == 0, on_vc | on_pool, later))]
+        return ok, first
+
+    def pick(self, bits, head):
+        """The bit of ``bits`` (:attr:`ok` or :attr:`first_vc`) for ``head``."""
+        return Array(bits)[head.vc * (MAX_BEATS + 1) + head.beats]
+
+    def spend(self, m, spent):
+        """What the fields spend, on their one slot."""
+        for slot in CreditSlot:
+            mine = (self.pool if slot == CreditSlot.POOL
+                    else ~self.pool & (self.vc == slot - CreditSlot.VC0))
+            m.d.comb += [spent[self.cmd][slot].eq(Mux(mine, self.n, 0)),
+                         spent[self.dat][slot].eq(Mux(mine, self.beats, 0))]
+
+
+class TxFill(wiring.Component):
+    """The compact composer (README §3, *Compact packer*): each control half-flit filled from
+    the heads of the request and response queues, in rounds of one clock: the next request
+    joins when it fits, then the next response; a clock in which nothing joins closes the
+    control.
+
+    Every condition a round tests is a register, prepared in the clock before for each outcome
+    of that clock (nothing, a request, a response or both joined; closed) and chosen by it, so
+    that a round is a few LUTs deep. Fields are written into two images in the clock after
+    they join, the requests' from sector 0 and the responses' from sector 0 of their own; the
+    clock after a control closes ORs the responses' image in after the requests (whose end is
+    always even, so every footprint holds) and the Flow Control fields after both, and writes
+    the record. Rate limits, the initialisation message and the records are those of
+    :class:`~scaleup_ip.tl.tx.compose.TxCompose`, whose members this component has, except
+    that the windows are the queue heads:
+
+    Members
+    -------
+    req, rsp : In(stream.Signature(tx_req_entry)), In(stream.Signature(tx_rsp_entry))
+        The heads of the request and response queues, registered; ``ready`` takes the head in
+        the clock it joins the control.
+    direct, first_req : Out(1)
+        Always 0: every record goes through the record queue.
+
+    Credits granted in one clock are seen by the rounds from the clock after next.
+
+    Latency: a field joins in the clock its entry heads its queue; the control closes in the
+    clock after the last field joined and its record is offered two clocks after that.
+    Throughput: one request and one response a clock; a control of ``k`` rounds takes ``k + 1``
+    clocks, so controls without data leave at one flit per ``k + 1`` clocks.
+    """
+
+    def __init__(self):
+        super().__init__({
+            "req": In(stream.Signature(tx_req_entry)),
+            "rsp": In(stream.Signature(tx_rsp_entry)),
+            "grant": In(credit_update_layout),
+            "give": In(credit_update_layout),
+            "give_init": In(1),
+            "want": In(1),
+            "record": Out(stream.Signature(record_layout)),
+            "direct": Out(1),
+            "first_req": Out(1),
+            "skip": In(1),
+            "schedule": Out(stream.Signature(schedule_layout)),
+            "credits": Out(credit_array(CREDIT_BITS)),
+            "pending": Out(credit_array(CREDIT_BITS)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        init = Signal()                  # the message is composed: traffic may follow
+        swap = Signal()                  # the next control shares its flit with an owed half
+        fc_pending = Signal()
+        capped = Signal(credit_array(DECIDE_CREDIT_BITS))
+        req_out = Signal(range(REQ_LIMIT + 1))
+        rsp_out = Signal(range(RSP_LIMIT + 1))
+        # Bit i: the control may take more than i requests (responses).
+        req_allowed = Signal(REQS_PER_CONTROL + 1, init=(1 << REQS_PER_CONTROL) - 1)
+        rsp_allowed = Signal(RSP_LIMIT + 1, init=(1 << RSP_LIMIT) - 1)
+        lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
+        req = _Kind("req", REQS_PER_CONTROL, CreditClass.REQ_CMD, CreditClass.REQ_DATA)
+        rsp = _Kind("rsp", RSP_LIMIT, CreditClass.RSP_CMD, CreditClass.RSP_DATA)
+        req_end = Signal(_SECTOR)        # the sector after the requests
+        rsp_span = Signal(_SECTOR)       # sectors the responses span
+        req_halves = Signal(7)           # data half-flits of the requests
+        sched_req = Signal(schedule_layout["req"].shape)   # the requests' data, as they join
+        # The round's conditions, registered (see _fits; the balance for q = 0, 1: the
+        # responses would pass the requests, q of them joining this round, by LEAD_SLACK).
+        fits = Signal(16, init=(1 << 16) - 1)               # everything fits an empty half
+        allow_req = Signal(init=1)
+        allow_rsp = Signal(init=1)
+        over = Signal(2)
+
+        m.submodules.records = records = SyncFIFO(width=record_layout.size,
+                                                  depth=RECORDS_AHEAD + 1)
+        m.submodules.sched_q = sched_q = SyncFIFOBuffered(width=schedule_layout.size,
+                                                          depth=SCHEDULES_AHEAD)
+        run = Signal()
+        m.d.comb += [
+            run.eq(self.want & init & (records.level < RECORDS_AHEAD) & sched_q.w_rdy),
+            self.record.valid.eq(records.r_rdy), self.record.payload.eq(records.r_data),
+            records.r_en.eq(self.record.ready),
+            self.schedule.valid.eq(sched_q.r_rdy), self.schedule.payload.eq(sched_q.r_data),
+            sched_q.r_en.eq(self.schedule.ready),
+        ]
+
+        # The round.
+        rh, sh = self.req.payload, self.rsp.payload
+        r = fc_pending
+        fit_req = Mux(r, Mux(rh.wide, fits[5], fits[4]), Mux(rh.wide, fits[1], fits[0]))
+        fit_rsp = Mux(r, Mux(sh.wide, fits[7], fits[6]), Mux(sh.wide, fits[3], fits[2]))
+        fit_both = Array(fits[8:])[Cat(sh.wide, rh.wide, r)]
+        req_may = Signal()
+        req_ok = Signal()
+        rsp_ok = Signal()
+        close = Signal()
+        msg = Signal()
+        m.d.comb += [
+            req_may.eq(run & self.req.valid & allow_req),
+            req_ok.eq(req_may & req.pick(req.ok, rh) & fit_req),
+            rsp_ok.eq(run & self.rsp.valid & allow_rsp & rsp.pick(rsp.ok, sh) & fit_rsp
+                      & ~(req_may & (rh.beats == 0) & Mux(req_ok, over[1], over[0]))
+                      & (~req_ok | fit_both)),
+            self.req.ready.eq(req_ok), self.rsp.ready.eq(rsp_ok),
+            msg.eq(self.give_init & ~init & ~fc_pending & ~swap),
+            close.eq(self.want & (records.level < RECORDS_AHEAD) & sched_q.w_rdy
+                     & ~req_ok & ~rsp_ok
+                     & (msg | swap | (req.n != 0) | (rsp.n != 0) | fc_pending)),
+        ]
+        aligned = Mux(req_end[:2] != 0, Cat(Const(0, 2), req_end[2:] + 1), req_end)
+        start = Signal(_SECTOR)
+        end_new = Signal(_SECTOR)
+        off = Signal(_SECTOR)
+        span_new = Signal(_SECTOR)
+        m.d.comb += [
+            start.eq(Mux(rh.wide, aligned, req_end)),
+            end_new.eq(start + Mux(rh.wide, _WIDE, _NARROW)),
+            off.eq(rsp_span + (sh.wide & rsp_span[0])),
+            span_new.eq(off + 1 + sh.wide),
+        ]
+        req_pool = Mux(req.n == 0, ~req.pick(req.first_vc, rh), req.pool)
+        rsp_pool = Mux(rsp.n == 0, ~rsp.pick(rsp.first_vc, sh), rsp.pool)
+
+        # What closing does, from registers only.
+        halves = Signal(7)
+        owed = Signal(7)
+        flits = Signal(7)
+        m.d.comb += [halves.eq(req_halves + 2 * rsp.beats),
+                     owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
+                     flits.eq(1 + (owed >> 1))]
+        req_out_after = Signal.like(req_out)
+        rsp_out_after = Signal.like(rsp_out)
+        lead_after = Signal.like(lead)
+        m.d.comb += [
+            req_out_after.eq(Mux(msg, Mux(req_out != 0, req_out - 1, 0),
+                                 Mux(req_out + req.n > flits, req_out + req.n - flits, 0))),
+            rsp_out_after.eq(Mux(msg, Mux(rsp_out != 0, rsp_out - 1, 0),
+                                 Mux(rsp_out + rsp.n > flits, rsp_out + rsp.n - flits, 0))),
+            lead_after.eq(_saturated(lead + req.n - rsp.n)),
+        ]
+        req_allowed_after = thermometer(REQ_LIMIT - req_out_after, REQS_PER_CONTROL)
+        rsp_allowed_after = thermometer(RSP_LIMIT - rsp_out_after, RSP_LIMIT)
+        spent = Signal(credit_array(CREDIT_BITS))
+        sent = Signal(credit_array(5))
+        req.spend(m, spent)
+        rsp.spend(m, spent)
+        fc_img = self._flow_control(m, req_end + rsp_span, sent)
+        account_credits(m, self, close & ~msg, spent, sent, capped, fc_pending)
+
+        # The next state.
+        outcome = Cat(rsp_ok, req_ok)
+        with m.If(close):
+            m.d.sync += [req.n.eq(0), req.beats.eq(0), rsp.n.eq(0), rsp.beats.eq(0),
+                         req_end.eq(0), rsp_span.eq(0), req_halves.eq(0), sched_req.eq(0),
+                         req_out.eq(req_out_after), rsp_out.eq(rsp_out_after),
+                         req_allowed.eq(req_allowed_after), rsp_allowed.eq(rsp_allowed_after),
+                         swap.eq(Mux(msg, 0, owed[0])), init.eq(init | msg),
+                         lead.eq(Mux(msg, lead, lead_after))]
+        with m.If(req_ok):
+            m.d.sync += [req.n.eq(req.n + 1), req.beats.eq(req.beats + rh.beats),
+                         req.pool.eq(req_pool), req.vc.eq(Mux(req.n == 0, rh.vc, req.vc)),
+                         req_end.eq(end_new),
+                         req_halves.eq(req_halves + 2 * rh.beats + rh.be)]
+            for i in range(REQS_PER_CONTROL):
+                with m.If(req.n == i):
+                    m.d.sync += [sched_req[i].beats.eq(rh.beats), sched_req[i].be.eq(rh.be),
+                                 sched_req[i].be_pos.eq(rh.be_pos)]
+        with m.If(rsp_ok):
+            m.d.sync += [rsp.n.eq(rsp.n + 1), rsp.beats.eq(rsp.beats + sh.beats),
+                         rsp.pool.eq(rsp_pool), rsp.vc.eq(Mux(rsp.n == 0, sh.vc, rsp.vc)),
+                         rsp_span.eq(span_new)]
+
+        # The round's conditions for the next clock, for each outcome.
+        stay = _fits(m, "stay", req_end, rsp_span)
+        choices = Array([stay, _fits(m, "rsp", req_end, span_new),
+                         _fits(m, "req", end_new, rsp_span), _fits(m, "both", end_new, span_new)])
+        m.d.sync += fits.eq(Mux(close, (1 << 16) - 1, choices[outcome]))
+        m.d.sync += [
+            allow_req.eq(Mux(close, req_allowed_after[0],
+                             Array(req_allowed)[Mux(req_ok, req.n + 1, req.n)])),
+            allow_rsp.eq(Mux(close, rsp_allowed_after[0],
+                             Array(rsp_allowed)[Mux(rsp_ok, rsp.n + 1, rsp.n)])),
+        ]
+        lead_now = Mux(msg, lead, lead_after)
+        diff = Signal(range(-FAIR_LEAD_LIMIT - 2 * REQ_LIMIT, FAIR_LEAD_LIMIT + 2 * RSP_LIMIT))
+        m.d.comb += diff.eq(rsp.n - req.n - lead)
+        overs = Array([Cat(d + 1 > LEAD_SLACK, d + 1 > LEAD_SLACK + 1)
+                       for d in (diff, diff + 1, diff - 1, diff)])
+        m.d.sync += over.eq(Mux(close, Cat(-lead_now + 1 > LEAD_SLACK,
+                                           -lead_now + 1 > LEAD_SLACK + 1), overs[outcome]))
+        for kind, head, ok, pool in ((req, rh, req_ok, req_pool), (rsp, sh, rsp_ok, rsp_pool)):
+            cmd, dat = capped[kind.cmd], capped[kind.dat]
+            ok_stay, first_stay = kind.credit_bits(m, "stay", cmd, dat, kind.n, kind.beats,
+                                                   kind.pool, kind.vc)
+            ok_join, _ = kind.credit_bits(m, "join", cmd, dat, kind.n + 1,
+                                          kind.beats + head.beats, pool,
+                                          Mux(kind.n == 0, head.vc, kind.vc))
+            left = [Signal(DECIDE_CREDIT_BITS, name=f"{kind.name}_left_{c}{s.name.lower()}")
+                    for c in ("cmd_", "dat_") for s in CreditSlot]
+            for k, s in enumerate(CreditSlot):
+                m.d.comb += [left[k].eq(cmd[s] - spent[kind.cmd][s]),
+                             left[len(CreditSlot) + k].eq(dat[s] - spent[kind.dat][s])]
+            ok_close, first_close = kind.credit_bits(
+                m, "close", left[:len(CreditSlot)], left[len(CreditSlot):], 0, 0, 0, 0)
+            m.d.sync += [kind.ok.eq(Mux(close, ok_close, Mux(ok, ok_join, ok_stay))),
+                         kind.first_vc.eq(Mux(close, first_close, first_stay))]
+
+        # Fields into the images in the clock after they join; the record the clock after
+        # the control closed.
+        self._images(m, req, rsp, req_ok, rsp_ok, req_pool, rsp_pool, start, off)
+        closed = Signal()
+        closed_msg = Signal()
+        closed_halves = Signal(7)
+        closed_end = Signal(_SECTOR)
+        m.d.sync += [closed.eq(close), closed_msg.eq(msg), closed_halves.eq(halves),
+                     closed_end.eq(req_end)]
+        with m.If(closed):
+            m.d.sync += [req.img.eq(0), rsp.img.eq(0)]
+        rec = Signal(record_layout)
+        terms = [[(Const(1), req.img[s]), (Const(1), fc_img[s])]
+                 for s in range(SECTORS_PER_HALF)]
+        for e in range(0, SECTORS_PER_HALF + 1, _NARROW):
+            for s in range(e, SECTORS_PER_HALF):
+                terms[s].append((closed_end == e, rsp.img[s - e]))
+        half = Signal(control_half)
+        for s, these in enumerate(terms):
+            m.d.comb += half[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
+        m.d.comb += [
+            rec.msg.eq(closed_msg), rec.halves.eq(Mux(closed_msg, 0, closed_halves)),
+            rec.half.eq(Mux(closed_msg, MsgType.CREDIT_INIT_DONE.value, half)),
+            records.w_data.eq(rec), records.w_en.eq(closed),
+            sched_q.w_data.eq(Cat(sched_req, rsp.beats, Const(0, 1))),
+            sched_q.w_en.eq(close & ~msg & (halves != 0)),
+        ]
+        return m
+
+    def _images(self, m, req, rsp, req_ok, rsp_ok, req_pool, rsp_pool, start, off):
+        """Each field joined, with its POOL bit, registered; written into its image in the
+        next clock at its sector (the request's start, the response's offset)."""
+        rh, sh = self.req.payload, self.rsp.payload
+        req_word = Signal(len(rh.field), name="req_word_r")
+        rsp_word = Signal(64, name="rsp_word_r")
+        req_at = Signal(SECTORS_PER_HALF)          # one-hot: the request field's start
+        rsp_at = Signal(SECTORS_PER_HALF)          # one-hot: the response field's first sector
+        req_wide = Signal()
+        rsp_wide = Signal()
+        m.d.sync += [
+            req_word.eq(request_word(m, rh, req_pool, "req_word")),
+            rsp_word.eq(response_word(m, sh, rsp_pool, "rsp_word")),
+            req_at.eq(Mux(req_ok, 1 << start, 0)), rsp_at.eq(Mux(rsp_ok, 1 << off, 0)),
+            req_wide.eq(rh.wide), rsp_wide.eq(sh.wide),
+        ]
+        for s in range(SECTORS_PER_HALF):
+            terms = []
+            for st in range(0, s + 1, _NARROW):
+                part = s - st
+                if part < _NARROW:
+                    terms.append((req_at[st], req_word[32 * part:32 * part + 32]))
+                elif part < _WIDE and st % _WIDE == 0:
+                    terms.append((req_at[st] & req_wide, req_word[32 * part:32 * part + 32]))
+            with m.If(reduce(operator.or_, (c for c, _ in terms))):
+                m.d.sync += req.img[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in terms)))
+            low = rsp_at[s]
+            high = rsp_at[s - 1] & rsp_wide if s else Const(0)
+            with m.If(low | high):
+                m.d.sync += rsp.img[s].eq(Mux(low, rsp_word[:32], rsp_word[32:]))
+
+    def _flow_control(self, m, fc_start, sent):
+        """Flow Control fields from ``fc_start`` on, one per slot with credits pending while
+        sectors last (README §3 rule 5, without the gap), registered: the sectors they fill
+        (all others 0), and ``sent`` what they return."""
+        img = Signal(control_half, name="fc_img")
+        terms = [[] for _ in range(SECTORS_PER_HALF)]
+        rank = Const(0, range(len(CreditSlot) + 1))
+        for slot, field, live in flow_control_fields(m, self.pending):
+            pos = Signal(_SECTOR, name=f"fc_pos_{slot.name.lower()}")
+            put = Signal(name=f"fc_put_{slot.name.lower()}")
+            m.d.comb += [pos.eq(fc_start + rank), put.eq(live & (pos < SECTORS_PER_HALF))]
+            rank = rank + live
+            for s in range(SECTORS_PER_HALF):
+                terms[s].append((put & (pos == s), field.as_value()))
+            with m.If(put):
+                for cls in CreditClass:
+                    m.d.comb += sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
+        for s, these in enumerate(terms):
+            m.d.sync += img[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
+        return img
+
+
+def _saturated(value):
+    """``value`` within the balance count's range (README §3 rule 4)."""
+    return Mux(value < -FAIR_LEAD_LIMIT, -FAIR_LEAD_LIMIT,
+               Mux(value >= FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1, value))
