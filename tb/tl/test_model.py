@@ -924,3 +924,68 @@ def test_each_error_alone_in_the_several_cases():
     }
     for kind, flit in alone.items():
         assert feed([flit], buffers=PLENTY).error == kind, kind
+
+
+# --- The compact packer's policy (README §3, *Compact packer*), worked by hand ----------------
+
+def _compact(requests, responses, granted=PLENTY, advertise=None):
+    p = Packer(advertise or {}, granted, compact=True)
+    for r in requests:
+        p.push_request(r)
+    for r in responses:
+        p.push_response(r)
+    return p, p.drain()
+
+
+def test_compact_fills_a_request_then_responses():
+    """Round 1: a read (sectors 3-0) and a write response (4); round 2: a second read would
+    end at 8 and pass the response, so only responses join (5, 6, 7); round 5 adds nothing."""
+    rng = random.Random(21)
+    reads = [make_request(rng, READ, 0x100 * k, 64) for k in range(2)]
+    writes = [make_write_response(rng) for _ in range(5)]
+    p, flits = _compact(reads, writes)
+    assert p.issued[1:] == [(1, 4), (1, 1)]
+    assert p.trace[1:] == ["CN", "CN"]
+    half = flits[1].lower
+    assert half == (place(0, request_field(reads[0], pool=1))
+                    | sum(place(4 + k, response_field(w, pool=1)[1])
+                          for k, w in enumerate(writes[:4])))
+    assert_round_trip(reads + writes, feed(flits))
+
+
+def test_compact_balance_caps_responses_while_reads_wait():
+    """Six reads and eight 64-byte read responses: while a read waits, the responses of a
+    control stay within ``a + lead + LEAD_SLACK`` (4): lead 0 gives 1 read + 4 responses (the
+    half is full), lead -3 then 1 + 2, lead -4 then 1 + 1 twice; the responses gone, the last
+    two reads share a control."""
+    rng = random.Random(22)
+    reads = [make_request(rng, READ, 0x100 * k, 64) for k in range(6)]
+    data = [make_read_response(rng, 0) for _ in range(8)]
+    p, flits = _compact(reads, data)
+    assert [i for i in p.issued if i != (0, 0)] == [(1, 4), (1, 2), (1, 1), (1, 1), (2, 0)]
+    assert p.lead == -4 + 2
+    assert_round_trip(reads + data, feed(flits))
+
+
+def test_compact_writes_are_not_capped():
+    """A write (with data) does not hold responses back: 1 WriteFull + 4 write responses."""
+    rng = random.Random(23)
+    writes = [make_request(rng, WRITE_FULL, 0x100 * k, 256) for k in range(2)]
+    done = [make_write_response(rng) for _ in range(8)]
+    p, flits = _compact(writes, done)
+    assert [i for i in p.issued if i != (0, 0)][:2] == [(1, 4), (1, 4)]
+    assert_round_trip(writes + done, feed(flits))
+
+
+def test_compact_credit_kind_is_the_first_fields():
+    """The first response finds VC1 credits for itself and takes them; the next, of VC1 too,
+    would need two: it waits for the next control, which (VC1 empty) goes to the pool, and
+    the response of VC2 joins it there."""
+    rng = random.Random(24)
+    done = [make_write_response(rng, vc=1), make_write_response(rng, vc=1),
+            make_write_response(rng, vc=2)]
+    granted = {"rsp_cmd": {"vc1": 1, "pool": 2}, "rsp_data": {}}
+    p, flits = _compact([], done, granted)
+    assert [i for i in p.issued if i != (0, 0)] == [(0, 1), (0, 2)]
+    assert p.credits["rsp_cmd"] == {"pool": 0, "vc0": 0, "vc1": 0, "vc2": 0, "vc3": 0}
+    assert_round_trip(done, feed(flits))
