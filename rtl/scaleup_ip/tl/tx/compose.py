@@ -312,32 +312,28 @@ def schedule_queue(m, comp, write, schedule):
 def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
     """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
     returns sent (``sent``) and released. The credits held are also kept ``capped`` for the
-    decision, and whether any return is pending (``fc_pending``). Both outcomes are computed
-    from registers and ``applied`` only chooses between them."""
+    decision, and whether any return is pending (``fc_pending``). The grants and releases are
+    added first, so that ``applied`` is one subtraction from the registers."""
     top = (1 << DECIDE_CREDIT_BITS) - 1
-    owed = {False: [], True: []}
+    owed = []
     for c in CreditClass:
         for s in CreditSlot:
             name, slot = c.name.lower(), s.name.lower()
-            held, left = {}, {}
-            for used in (False, True):
-                tag = "spent" if used else "kept"
-                held[used] = Signal(CREDIT_BITS, name=f"held_{name}_{slot}_{tag}")
-                left[used] = Signal(CREDIT_BITS, name=f"pending_{name}_{slot}_{tag}")
-                m.d.comb += [
-                    held[used].eq(comp.credits[c][s] - (spent[c][s] if used else 0)
-                                  + getattr(comp.grant, name)[s]),
-                    left[used].eq(comp.pending[c][s] - (sent[c][s] if used else 0)
-                                  + getattr(comp.give, name)[s]),
-                ]
-                owed[used].append(left[used].any())
-            m.d.sync += [
-                comp.credits[c][s].eq(Mux(applied, held[True], held[False])),
-                capped[c][s].eq(Mux(applied, *(Mux(h[DECIDE_CREDIT_BITS:].any(), top, h)
-                                               for h in (held[True], held[False])))),
-                comp.pending[c][s].eq(Mux(applied, left[True], left[False])),
+            held = Signal(CREDIT_BITS, name=f"held_{name}_{slot}")
+            left = Signal(CREDIT_BITS, name=f"pending_{name}_{slot}")
+            m.d.comb += [
+                held.eq(comp.credits[c][s] + getattr(comp.grant, name)[s]
+                        - Mux(applied, spent[c][s], 0)),
+                left.eq(comp.pending[c][s] + getattr(comp.give, name)[s]
+                        - Mux(applied, sent[c][s], 0)),
             ]
-    m.d.sync += fc_pending.eq(Mux(applied, Cat(*owed[True]).any(), Cat(*owed[False]).any()))
+            m.d.sync += [
+                comp.credits[c][s].eq(held),
+                capped[c][s].eq(Mux(held[DECIDE_CREDIT_BITS:].any(), top, held)),
+                comp.pending[c][s].eq(left),
+            ]
+            owed.append(left.any())
+    m.d.sync += fc_pending.eq(Cat(*owed).any())
 
 
 def count_lead(m, lead, n_req, n_rsp):

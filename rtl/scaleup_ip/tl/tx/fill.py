@@ -43,8 +43,6 @@ __all__ = ["TxFill"]
 _WIDE, _NARROW = 4, 2
 #: Sector counts and positions: up to 8, and a sum of two of them.
 _SECTOR = range(2 * SECTORS_PER_HALF)
-#: The VCs [§5.8].
-_VCS = range(CreditSlot.VC3 - CreditSlot.VC0 + 1)
 
 
 def _fits(m, name, req_end, rsp_span):
@@ -66,49 +64,78 @@ def _fits(m, name, req_end, rsp_span):
     return bits
 
 
+def _at_least(therm, amount):
+    """``value >= amount`` for a thermometer code of ``value`` (bit ``k``: ``value > k``)."""
+    return Array([Const(1), *therm])[amount]
+
+
+def _less(m, name, therm, amount, most):
+    """The thermometer code of ``value - amount`` (``amount`` at most ``most``)."""
+    out = Signal(len(therm), name=name)
+    cases = [Cat(therm[k:], Const(0, k)) for k in range(most + 1)]
+    m.d.comb += out.eq(Array(cases)[amount])
+    return out
+
+
 class _Kind:
     """The fields of one kind (requests or responses) in the control being filled: how many,
     their data beats, and the credits they spend: ``pool``, else VC ``vc`` (README §3,
-    *Compact packer*)."""
+    *Compact packer*). Credits are thermometer codes, registered: of every slot (``cmd``,
+    ``dat``, a clock behind the credits held), and of what is left on this control's slot
+    once its fields are counted (``left_cmd``, ``left_dat``)."""
 
     def __init__(self, name, most, cmd, dat):
-        self.name, self.cmd, self.dat = name, cmd, dat
+        self.name, self.cmd, self.dat, self.most = name, cmd, dat, most
         self.n = Signal(range(most + 1), name=f"{name}_n")
         self.beats = Signal(range(most * MAX_BEATS + 1), name=f"{name}_beats")
         self.pool = Signal(name=f"{name}_pool")
         self.vc = Signal(2, name=f"{name}_vc")
         self.img = Signal(control_half, name=f"{name}_img")
-        # Registered for this clock: may the head join as far as credits go, for each VC and
-        # beat count; and whether the first field would take VC credits.
-        self.ok = Signal(len(_VCS) * (MAX_BEATS + 1), name=f"{name}_credit_ok")
-        self.first_vc = Signal(len(_VCS) * (MAX_BEATS + 1), name=f"{name}_first_vc")
+        self.slot_cmd = [Signal(most, name=f"{name}_cmd_{s.name.lower()}") for s in CreditSlot]
+        self.slot_dat = [Signal(most * MAX_BEATS, name=f"{name}_dat_{s.name.lower()}")
+                         for s in CreditSlot]
+        self.left_cmd = Signal(most, name=f"{name}_left_cmd")
+        self.left_dat = Signal(most * MAX_BEATS, name=f"{name}_left_dat")
 
-    def credit_bits(self, m, tag, cmd, dat, n, beats, pool, vc):
-        """``(ok, first_vc)`` as :attr:`ok` and :attr:`first_vc` for fields ``n``, ``beats``,
-        ``pool``, ``vc`` taken and credits ``cmd``/``dat`` (per slot, capped) held: the first
-        field takes its VC's credits when they cover it, else the pool's; later ones the
-        same kind (on VC credits, the same VC) while they cover all. Combinational."""
-        ok = Signal.like(self.ok, name=f"{self.name}_ok_{tag}")
-        first = Signal.like(self.first_vc, name=f"{self.name}_first_{tag}")
-        slot_cmd = Mux(pool, cmd[CreditSlot.POOL], Array(cmd[CreditSlot.VC0:])[vc])
-        slot_dat = Mux(pool, dat[CreditSlot.POOL], Array(dat[CreditSlot.VC0:])[vc])
-        more = Signal(name=f"{self.name}_cmd_more_{tag}")
-        m.d.comb += more.eq(slot_cmd > n)
-        for v in _VCS:
-            for b in range(MAX_BEATS + 1):
-                k = v * (MAX_BEATS + 1) + b
-                on_vc = cmd[CreditSlot.VC0 + v] != 0
-                on_pool = cmd[CreditSlot.POOL] != 0
-                if b:
-                    on_vc = on_vc & (dat[CreditSlot.VC0 + v] >= b)
-                    on_pool = on_pool & (dat[CreditSlot.POOL] >= b)
-                later = (pool | (vc == v)) & more & (slot_dat >= beats + b)
-                m.d.comb += [first[k].eq(on_vc), ok[k].eq(Mux(n == 0, on_vc | on_pool, later))]
-        return ok, first
-
-    def pick(self, bits, head):
-        """The bit of ``bits`` (:attr:`ok` or :attr:`first_vc`) for ``head``."""
-        return Array(bits)[head.vc * (MAX_BEATS + 1) + head.beats]
+    def credits(self, m, capped, head, ok):
+        """Whether ``head`` may join as far as credits go, and the pool flag it then has: the
+        first field takes its VC's credits when they cover it, else the pool's; later ones the
+        same kind (on VC credits, the same VC) while they cover all. Keeps the thermometer
+        codes; ``ok``: the head joins this clock."""
+        for k, s in enumerate(CreditSlot):
+            m.d.sync += [self.slot_cmd[k].eq(thermometer(capped[self.cmd][s], self.most)),
+                         self.slot_dat[k].eq(thermometer(capped[self.dat][s],
+                                                         self.most * MAX_BEATS))]
+        vc_cmd = Signal(self.most, name=f"{self.name}_vc_cmd")        # the head's VC's
+        vc_dat = Signal(self.most * MAX_BEATS, name=f"{self.name}_vc_dat")
+        m.d.comb += [vc_cmd.eq(Array(self.slot_cmd[CreditSlot.VC0:])[head.vc]),
+                     vc_dat.eq(Array(self.slot_dat[CreditSlot.VC0:])[head.vc])]
+        pool_cmd, pool_dat = self.slot_cmd[CreditSlot.POOL], self.slot_dat[CreditSlot.POOL]
+        first_vc = Signal(name=f"{self.name}_first_vc")
+        first_pool = Signal(name=f"{self.name}_first_pool")
+        later = Signal(name=f"{self.name}_later")
+        m.d.comb += [
+            first_vc.eq(vc_cmd[0] & _at_least(vc_dat, head.beats)),
+            first_pool.eq(pool_cmd[0] & _at_least(pool_dat, head.beats)),
+            later.eq((self.pool | (head.vc == self.vc)) & self.left_cmd[0]
+                     & _at_least(self.left_dat, head.beats)),
+        ]
+        first = self.n == 0
+        credit = Mux(first, first_vc | first_pool, later)
+        pool = Mux(first, ~first_vc, self.pool)
+        # What is left on the slot once the head has joined.
+        on_vc_dat = _less(m, f"{self.name}_vc_dat_less", vc_dat, head.beats, MAX_BEATS)
+        on_pool_dat = _less(m, f"{self.name}_pool_dat_less", pool_dat, head.beats, MAX_BEATS)
+        later_dat = _less(m, f"{self.name}_left_dat_less", self.left_dat, head.beats, MAX_BEATS)
+        with m.If(ok):
+            with m.If(first):
+                m.d.sync += [
+                    self.left_cmd.eq(Mux(first_vc, vc_cmd[1:], pool_cmd[1:])),
+                    self.left_dat.eq(Mux(first_vc, on_vc_dat, on_pool_dat)),
+                ]
+            with m.Else():
+                m.d.sync += [self.left_cmd.eq(self.left_cmd[1:]), self.left_dat.eq(later_dat)]
+        return credit, pool
 
     def spend(self, m, spent):
         """What the fields spend, on their one slot."""
@@ -126,8 +153,9 @@ class TxFill(wiring.Component):
     control.
 
     Every condition a round tests is a register, prepared in the clock before for each outcome
-    of that clock (nothing, a request, a response or both joined; closed) and chosen by it, so
-    that a round is a few LUTs deep. Fields are written into two images in the clock after
+    of that clock (nothing, a request, a response or both joined; closed) and chosen by it, or
+    a pick from registered thermometer codes of the credits, so that a round is a few LUTs
+    deep. Fields are written into two images in the clock after
     they join, the requests' from sector 0 and the responses' from sector 0 of their own; the
     clock after a control closes ORs the responses' image in after the requests (whose end is
     always even, so every footprint holds) and the Flow Control fields after both, and writes
@@ -143,12 +171,14 @@ class TxFill(wiring.Component):
     direct, first_req : Out(1)
         Always 0: every record goes through the record queue.
 
-    Credits granted in one clock are seen by the rounds from the clock after next.
+    Credits granted in one clock are seen by the rounds from the clock after next (the credit
+    codes are registered from the credits held).
 
     Latency: a field joins in the clock its entry heads its queue; the control closes in the
     clock after the last field joined and its record is offered two clocks after that.
-    Throughput: one request and one response a clock; a control of ``k`` rounds takes ``k + 1``
-    clocks, so controls without data leave at one flit per ``k + 1`` clocks.
+    Throughput: one request and one response a clock; a control of ``k`` rounds takes ``k + 2``
+    clocks (its rounds, the clock that closes it, and the clock after, in which nothing joins
+    or closes), so controls without data leave at one flit per ``k + 2`` clocks.
     """
 
     def __init__(self):
@@ -217,15 +247,20 @@ class TxFill(wiring.Component):
         rsp_ok = Signal()
         close = Signal()
         msg = Signal()
+        closed = Signal()                # the record of the control closed is being written
+        # Credits: the slots' codes are a clock behind, so in the clock after a control closed
+        # (the credits its fields spent are not in them yet) nothing joins and nothing closes.
+        req_credit, req_pool = req.credits(m, capped, rh, req_ok)
+        rsp_credit, rsp_pool = rsp.credits(m, capped, sh, rsp_ok)
         m.d.comb += [
-            req_may.eq(run & self.req.valid & allow_req),
-            req_ok.eq(req_may & req.pick(req.ok, rh) & fit_req),
-            rsp_ok.eq(run & self.rsp.valid & allow_rsp & rsp.pick(rsp.ok, sh) & fit_rsp
+            req_may.eq(run & ~closed & self.req.valid & allow_req),
+            req_ok.eq(req_may & req_credit & fit_req),
+            rsp_ok.eq(run & ~closed & self.rsp.valid & allow_rsp & rsp_credit & fit_rsp
                       & ~(req_may & (rh.beats == 0) & Mux(req_ok, over[1], over[0]))
                       & (~req_ok | fit_both)),
             self.req.ready.eq(req_ok), self.rsp.ready.eq(rsp_ok),
             msg.eq(self.give_init & ~init & ~fc_pending & ~swap),
-            close.eq(self.want & (records.level < RECORDS_AHEAD) & sched_q.w_rdy
+            close.eq(self.want & ~closed & (records.level < RECORDS_AHEAD) & sched_q.w_rdy
                      & ~req_ok & ~rsp_ok
                      & (msg | swap | (req.n != 0) | (rsp.n != 0) | fc_pending)),
         ]
@@ -240,8 +275,6 @@ class TxFill(wiring.Component):
             off.eq(rsp_span + (sh.wide & rsp_span[0])),
             span_new.eq(off + 1 + sh.wide),
         ]
-        req_pool = Mux(req.n == 0, ~req.pick(req.first_vc, rh), req.pool)
-        rsp_pool = Mux(rsp.n == 0, ~rsp.pick(rsp.first_vc, sh), rsp.pool)
 
         # What closing does, from registers only.
         halves = Signal(7)
@@ -310,27 +343,9 @@ class TxFill(wiring.Component):
                        for d in (diff, diff + 1, diff - 1, diff)])
         m.d.sync += over.eq(Mux(close, Cat(-lead_now + 1 > LEAD_SLACK,
                                            -lead_now + 1 > LEAD_SLACK + 1), overs[outcome]))
-        for kind, head, ok, pool in ((req, rh, req_ok, req_pool), (rsp, sh, rsp_ok, rsp_pool)):
-            cmd, dat = capped[kind.cmd], capped[kind.dat]
-            ok_stay, first_stay = kind.credit_bits(m, "stay", cmd, dat, kind.n, kind.beats,
-                                                   kind.pool, kind.vc)
-            ok_join, _ = kind.credit_bits(m, "join", cmd, dat, kind.n + 1,
-                                          kind.beats + head.beats, pool,
-                                          Mux(kind.n == 0, head.vc, kind.vc))
-            left = [Signal(DECIDE_CREDIT_BITS, name=f"{kind.name}_left_{c}{s.name.lower()}")
-                    for c in ("cmd_", "dat_") for s in CreditSlot]
-            for k, s in enumerate(CreditSlot):
-                m.d.comb += [left[k].eq(cmd[s] - spent[kind.cmd][s]),
-                             left[len(CreditSlot) + k].eq(dat[s] - spent[kind.dat][s])]
-            ok_close, first_close = kind.credit_bits(
-                m, "close", left[:len(CreditSlot)], left[len(CreditSlot):], 0, 0, 0, 0)
-            m.d.sync += [kind.ok.eq(Mux(close, ok_close, Mux(ok, ok_join, ok_stay))),
-                         kind.first_vc.eq(Mux(close, first_close, first_stay))]
-
         # Fields into the images in the clock after they join; the record the clock after
         # the control closed.
         self._images(m, req, rsp, req_ok, rsp_ok, req_pool, rsp_pool, start, off)
-        closed = Signal()
         closed_msg = Signal()
         closed_halves = Signal(7)
         closed_end = Signal(_SECTOR)
