@@ -312,8 +312,8 @@ def schedule_queue(m, comp, write, schedule):
 def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
     """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
     returns sent (``sent``) and released. The credits held are also kept ``capped`` for the
-    decision, and whether any return is pending (``fc_pending``). The grants and releases are
-    added first, so that ``applied`` is one subtraction from the registers."""
+    decision, and whether any return is pending (``fc_pending``, unless ``None``). The grants
+    and releases are added first, so that ``applied`` is one subtraction from the registers."""
     top = (1 << DECIDE_CREDIT_BITS) - 1
     owed = []
     for c in CreditClass:
@@ -333,7 +333,8 @@ def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
                 comp.pending[c][s].eq(left),
             ]
             owed.append(left.any())
-    m.d.sync += fc_pending.eq(Cat(*owed).any())
+    if fc_pending is not None:
+        m.d.sync += fc_pending.eq(Cat(*owed).any())
 
 
 def count_lead(m, lead, n_req, n_rsp):

@@ -228,8 +228,10 @@ class TxFill(wiring.Component):
         m.submodules.sched_q = sched_q = SyncFIFOBuffered(width=schedule_layout.size,
                                                           depth=SCHEDULES_AHEAD)
         run = Signal()
+        want = Signal()                  # the emitter's, registered
+        m.d.sync += want.eq(self.want)
         m.d.comb += [
-            run.eq(self.want & init & (records.level < RECORDS_AHEAD) & sched_q.w_rdy),
+            run.eq(want & init & (records.level < RECORDS_AHEAD) & sched_q.w_rdy),
             self.record.valid.eq(records.r_rdy), self.record.payload.eq(records.r_data),
             records.r_en.eq(self.record.ready),
             self.schedule.valid.eq(sched_q.r_rdy), self.schedule.payload.eq(sched_q.r_data),
@@ -260,7 +262,7 @@ class TxFill(wiring.Component):
                       & (~req_ok | fit_both)),
             self.req.ready.eq(req_ok), self.rsp.ready.eq(rsp_ok),
             msg.eq(self.give_init & ~init & ~fc_pending & ~swap),
-            close.eq(self.want & ~closed & (records.level < RECORDS_AHEAD) & sched_q.w_rdy
+            close.eq(want & ~closed & (records.level < RECORDS_AHEAD) & sched_q.w_rdy
                      & ~req_ok & ~rsp_ok
                      & (msg | swap | (req.n != 0) | (rsp.n != 0) | fc_pending)),
         ]
@@ -300,7 +302,11 @@ class TxFill(wiring.Component):
         req.spend(m, spent)
         rsp.spend(m, spent)
         fc_img = self._flow_control(m, req_end + rsp_span, sent)
-        account_credits(m, self, close & ~msg, spent, sent, capped, fc_pending)
+        account_credits(m, self, close & ~msg, spent, sent, capped, None)
+        # Whether a credit return is pending, a clock behind ``pending``: rounds see it right
+        # again after the clock after a close, in which nothing joins or closes.
+        m.d.sync += fc_pending.eq(Cat(*(self.pending[c][s] != 0
+                                        for c in CreditClass for s in CreditSlot)).any())
 
         # The next state.
         outcome = Cat(rsp_ok, req_ok)

@@ -128,14 +128,19 @@ class TlTx(ConfiguredComponent):
         heads = []
         for name, fifo, src, dst in (("req", req_data, intake.req_beat, seq.req_data),
                                      ("rsp", rsp_data, intake.rsp_beat, seq.rsp_data)):
+            m.d.comb += [fifo.w_data.eq(src.payload), fifo.w_en.eq(src.valid),
+                         src.ready.eq(fifo.w_rdy)]
+            if cfg.tx_packer == "compact":
+                # No record is sent direct, so the FIFO's own output register feeds the
+                # sequencer.
+                m.d.comb += [dst.payload.eq(fifo.r_data), dst.valid.eq(fifo.r_rdy),
+                             fifo.r_en.eq(dst.ready)]
+                continue
             # A register stage between each data queue's block RAM and the sequencer: the
             # emitter's choice never reaches the RAM's read port in the same clock.
             m.submodules[f"{name}_skid"] = skid = SkidBuffer(src.payload.shape())
-            m.d.comb += [
-                fifo.w_data.eq(src.payload), fifo.w_en.eq(src.valid), src.ready.eq(fifo.w_rdy),
-                skid.i.payload.eq(fifo.r_data), skid.i.valid.eq(fifo.r_rdy),
-                fifo.r_en.eq(skid.i.ready),
-            ]
+            m.d.comb += [skid.i.payload.eq(fifo.r_data), skid.i.valid.eq(fifo.r_rdy),
+                         fifo.r_en.eq(skid.i.ready)]
             wiring.connect(m, skid.o, dst)
             # The oldest beat: in the register stage, else at the block RAM's output.
             head = Signal(data.StructLayout({"valid": 1, "beat": src.payload.shape()}),
