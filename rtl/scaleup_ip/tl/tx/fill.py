@@ -214,7 +214,7 @@ class TxFill(wiring.Component):
         rsp = _Kind("rsp", RSP_LIMIT, CreditClass.RSP_CMD, CreditClass.RSP_DATA)
         req_end = Signal(_SECTOR)        # the sector after the requests
         rsp_span = Signal(_SECTOR)       # sectors the responses span
-        req_halves = Signal(7)           # data half-flits of the requests
+        halves = Signal(7)               # data half-flits the fields call for
         sched_req = Signal(schedule_layout["req"].shape)   # the requests' data, as they join
         # The round's conditions, registered (see _fits; the balance for q = 0, 1: the
         # responses would pass the requests, q of them joining this round, by LEAD_SLACK).
@@ -278,25 +278,39 @@ class TxFill(wiring.Component):
             span_new.eq(off + 1 + sh.wide),
         ]
 
-        # What closing does, from registers only.
-        halves = Signal(7)
+        # What closing does to the rate limits, the swap and the balance, in the clock after
+        # (nothing joins or closes in it), from what the control was.
+        closed_msg = Signal()
+        closed_halves = Signal(7)
+        closed_end = Signal(_SECTOR)
+        closed_req = Signal.like(req.n)
+        closed_rsp = Signal.like(rsp.n)
+        m.d.sync += [closed.eq(close), closed_msg.eq(msg), closed_halves.eq(halves),
+                     closed_end.eq(req_end), closed_req.eq(req.n), closed_rsp.eq(rsp.n)]
         owed = Signal(7)
         flits = Signal(7)
-        m.d.comb += [halves.eq(req_halves + 2 * rsp.beats),
-                     owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
+        m.d.comb += [owed.eq(Mux(swap, closed_halves,
+                                 Mux(closed_halves != 0, closed_halves - 1, 0))),
                      flits.eq(1 + (owed >> 1))]
         req_out_after = Signal.like(req_out)
         rsp_out_after = Signal.like(rsp_out)
         lead_after = Signal.like(lead)
         m.d.comb += [
-            req_out_after.eq(Mux(msg, Mux(req_out != 0, req_out - 1, 0),
-                                 Mux(req_out + req.n > flits, req_out + req.n - flits, 0))),
-            rsp_out_after.eq(Mux(msg, Mux(rsp_out != 0, rsp_out - 1, 0),
-                                 Mux(rsp_out + rsp.n > flits, rsp_out + rsp.n - flits, 0))),
-            lead_after.eq(_saturated(lead + req.n - rsp.n)),
+            req_out_after.eq(Mux(closed_msg, Mux(req_out != 0, req_out - 1, 0),
+                                 Mux(req_out + closed_req > flits,
+                                     req_out + closed_req - flits, 0))),
+            rsp_out_after.eq(Mux(closed_msg, Mux(rsp_out != 0, rsp_out - 1, 0),
+                                 Mux(rsp_out + closed_rsp > flits,
+                                     rsp_out + closed_rsp - flits, 0))),
+            lead_after.eq(Mux(closed_msg, lead, _saturated(lead + closed_req - closed_rsp))),
         ]
         req_allowed_after = thermometer(REQ_LIMIT - req_out_after, REQS_PER_CONTROL)
         rsp_allowed_after = thermometer(RSP_LIMIT - rsp_out_after, RSP_LIMIT)
+        with m.If(closed):
+            m.d.sync += [req_out.eq(req_out_after), rsp_out.eq(rsp_out_after),
+                         req_allowed.eq(req_allowed_after), rsp_allowed.eq(rsp_allowed_after),
+                         swap.eq(Mux(closed_msg, 0, owed[0])), init.eq(init | closed_msg),
+                         lead.eq(lead_after)]
         spent = Signal(credit_array(CREDIT_BITS))
         sent = Signal(credit_array(5))
         req.spend(m, spent)
@@ -312,20 +326,18 @@ class TxFill(wiring.Component):
         outcome = Cat(rsp_ok, req_ok)
         with m.If(close):
             m.d.sync += [req.n.eq(0), req.beats.eq(0), rsp.n.eq(0), rsp.beats.eq(0),
-                         req_end.eq(0), rsp_span.eq(0), req_halves.eq(0), sched_req.eq(0),
-                         req_out.eq(req_out_after), rsp_out.eq(rsp_out_after),
-                         req_allowed.eq(req_allowed_after), rsp_allowed.eq(rsp_allowed_after),
-                         swap.eq(Mux(msg, 0, owed[0])), init.eq(init | msg),
-                         lead.eq(Mux(msg, lead, lead_after))]
+                         req_end.eq(0), rsp_span.eq(0), halves.eq(0), sched_req.eq(0)]
         with m.If(req_ok):
             m.d.sync += [req.n.eq(req.n + 1), req.beats.eq(req.beats + rh.beats),
                          req.pool.eq(req_pool), req.vc.eq(Mux(req.n == 0, rh.vc, req.vc)),
-                         req_end.eq(end_new),
-                         req_halves.eq(req_halves + 2 * rh.beats + rh.be)]
+                         req_end.eq(end_new)]
             for i in range(REQS_PER_CONTROL):
                 with m.If(req.n == i):
                     m.d.sync += [sched_req[i].beats.eq(rh.beats), sched_req[i].be.eq(rh.be),
                                  sched_req[i].be_pos.eq(rh.be_pos)]
+        with m.If(~close):
+            m.d.sync += halves.eq(halves + Mux(req_ok, 2 * rh.beats + rh.be, 0)
+                                  + Mux(rsp_ok, 2 * sh.beats, 0))
         with m.If(rsp_ok):
             m.d.sync += [rsp.n.eq(rsp.n + 1), rsp.beats.eq(rsp.beats + sh.beats),
                          rsp.pool.eq(rsp_pool), rsp.vc.eq(Mux(rsp.n == 0, sh.vc, rsp.vc)),
@@ -337,26 +349,20 @@ class TxFill(wiring.Component):
                          _fits(m, "req", end_new, rsp_span), _fits(m, "both", end_new, span_new)])
         m.d.sync += fits.eq(Mux(close, (1 << 16) - 1, choices[outcome]))
         m.d.sync += [
-            allow_req.eq(Mux(close, req_allowed_after[0],
+            allow_req.eq(Mux(closed, req_allowed_after[0],
                              Array(req_allowed)[Mux(req_ok, req.n + 1, req.n)])),
-            allow_rsp.eq(Mux(close, rsp_allowed_after[0],
+            allow_rsp.eq(Mux(closed, rsp_allowed_after[0],
                              Array(rsp_allowed)[Mux(rsp_ok, rsp.n + 1, rsp.n)])),
         ]
-        lead_now = Mux(msg, lead, lead_after)
         diff = Signal(range(-FAIR_LEAD_LIMIT - 2 * REQ_LIMIT, FAIR_LEAD_LIMIT + 2 * RSP_LIMIT))
         m.d.comb += diff.eq(rsp.n - req.n - lead)
         overs = Array([Cat(d + 1 > LEAD_SLACK, d + 1 > LEAD_SLACK + 1)
                        for d in (diff, diff + 1, diff - 1, diff)])
-        m.d.sync += over.eq(Mux(close, Cat(-lead_now + 1 > LEAD_SLACK,
-                                           -lead_now + 1 > LEAD_SLACK + 1), overs[outcome]))
+        m.d.sync += over.eq(Mux(closed, Cat(-lead_after + 1 > LEAD_SLACK,
+                                            -lead_after + 1 > LEAD_SLACK + 1), overs[outcome]))
         # Fields into the images in the clock after they join; the record the clock after
         # the control closed.
         self._images(m, req, rsp, req_ok, rsp_ok, req_pool, rsp_pool, start, off)
-        closed_msg = Signal()
-        closed_halves = Signal(7)
-        closed_end = Signal(_SECTOR)
-        m.d.sync += [closed.eq(close), closed_msg.eq(msg), closed_halves.eq(halves),
-                     closed_end.eq(req_end)]
         with m.If(closed):
             m.d.sync += [req.img.eq(0), rsp.img.eq(0)]
         rec = Signal(record_layout)
