@@ -312,14 +312,16 @@ def schedule_queue(m, comp, write, schedule):
 def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
     """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
     returns sent (``sent``) and released. The credits held are also kept ``capped`` for the
-    decision, and whether any return is pending (``fc_pending``, unless ``None``). The grants
-    and releases are added first, so that ``applied`` is one subtraction from the registers."""
+    decision, and whether any return is pending (``fc_pending``). The grants and releases are
+    added first, so that ``applied`` is one subtraction from the registers. Returns the credits
+    held as of the next clock (``held[class][slot]``, combinational)."""
     top = (1 << DECIDE_CREDIT_BITS) - 1
     owed = []
+    nxt = {c: {} for c in CreditClass}
     for c in CreditClass:
         for s in CreditSlot:
             name, slot = c.name.lower(), s.name.lower()
-            held = Signal(CREDIT_BITS, name=f"held_{name}_{slot}")
+            held = nxt[c][s] = Signal(CREDIT_BITS, name=f"held_{name}_{slot}")
             left = Signal(CREDIT_BITS, name=f"pending_{name}_{slot}")
             m.d.comb += [
                 held.eq(comp.credits[c][s] + getattr(comp.grant, name)[s]
@@ -333,8 +335,8 @@ def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
                 comp.pending[c][s].eq(left),
             ]
             owed.append(left.any())
-    if fc_pending is not None:
-        m.d.sync += fc_pending.eq(Cat(*owed).any())
+    m.d.sync += fc_pending.eq(Cat(*owed).any())
+    return nxt
 
 
 def count_lead(m, lead, n_req, n_rsp):

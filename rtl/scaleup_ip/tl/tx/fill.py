@@ -80,9 +80,9 @@ def _less(m, name, therm, amount, most):
 class _Kind:
     """The fields of one kind (requests or responses) in the control being filled: how many,
     their data beats, and the credits they spend: ``pool``, else VC ``vc`` (README §3,
-    *Compact packer*). Credits are thermometer codes, registered: of every slot (``cmd``,
-    ``dat``, a clock behind the credits held), and of what is left on this control's slot
-    once its fields are counted (``left_cmd``, ``left_dat``)."""
+    *Compact packer*). Credits are thermometer codes, registered: of every slot's credits held
+    (``slot_cmd``, ``slot_dat``), and of what is left on this control's slot once its fields
+    are counted (``left_cmd``, ``left_dat``)."""
 
     def __init__(self, name, most, cmd, dat):
         self.name, self.cmd, self.dat, self.most = name, cmd, dat, most
@@ -97,14 +97,14 @@ class _Kind:
         self.left_cmd = Signal(most, name=f"{name}_left_cmd")
         self.left_dat = Signal(most * MAX_BEATS, name=f"{name}_left_dat")
 
-    def credits(self, m, capped, head, ok):
+    def credits(self, m, held, head, ok):
         """Whether ``head`` may join as far as credits go, and the pool flag it then has: the
         first field takes its VC's credits when they cover it, else the pool's; later ones the
         same kind (on VC credits, the same VC) while they cover all. Keeps the thermometer
         codes; ``ok``: the head joins this clock."""
         for k, s in enumerate(CreditSlot):
-            m.d.sync += [self.slot_cmd[k].eq(thermometer(capped[self.cmd][s], self.most)),
-                         self.slot_dat[k].eq(thermometer(capped[self.dat][s],
+            m.d.sync += [self.slot_cmd[k].eq(thermometer(held[self.cmd][s], self.most)),
+                         self.slot_dat[k].eq(thermometer(held[self.dat][s],
                                                          self.most * MAX_BEATS))]
         vc_cmd = Signal(self.most, name=f"{self.name}_vc_cmd")        # the head's VC's
         vc_dat = Signal(self.most * MAX_BEATS, name=f"{self.name}_vc_dat")
@@ -137,13 +137,16 @@ class _Kind:
                 m.d.sync += [self.left_cmd.eq(self.left_cmd[1:]), self.left_dat.eq(later_dat)]
         return credit, pool
 
-    def spend(self, m, spent):
-        """What the fields spend, on their one slot."""
+    def spend(self, m, close, spent):
+        """What the fields spend, on their one slot, as of the clock after ``close``."""
+        n, beats = Signal.like(self.n), Signal.like(self.beats)
+        pool, vc = Signal(), Signal(2)
+        m.d.sync += [n.eq(Mux(close, self.n, 0)), beats.eq(self.beats), pool.eq(self.pool),
+                     vc.eq(self.vc)]
         for slot in CreditSlot:
-            mine = (self.pool if slot == CreditSlot.POOL
-                    else ~self.pool & (self.vc == slot - CreditSlot.VC0))
-            m.d.comb += [spent[self.cmd][slot].eq(Mux(mine, self.n, 0)),
-                         spent[self.dat][slot].eq(Mux(mine, self.beats, 0))]
+            mine = pool if slot == CreditSlot.POOL else ~pool & (vc == slot - CreditSlot.VC0)
+            m.d.comb += [spent[self.cmd][slot].eq(Mux(mine, n, 0)),
+                         spent[self.dat][slot].eq(Mux(mine & (n != 0), beats, 0))]
 
 
 class TxFill(wiring.Component):
@@ -171,8 +174,9 @@ class TxFill(wiring.Component):
     direct, first_req : Out(1)
         Always 0: every record goes through the record queue.
 
-    Credits granted in one clock are seen by the rounds from the clock after next (the credit
-    codes are registered from the credits held).
+    Credits granted in one clock are seen by the rounds from the next (the credit codes are
+    registered beside the credits held); those a control spends, and the returns its Flow
+    Control fields send, are accounted in the clock after it closes.
 
     Latency: a field joins in the clock its entry heads its queue; the control closes in the
     clock after the last field joined and its record is offered two clocks after that.
@@ -250,10 +254,10 @@ class TxFill(wiring.Component):
         close = Signal()
         msg = Signal()
         closed = Signal()                # the record of the control closed is being written
-        # Credits: the slots' codes are a clock behind, so in the clock after a control closed
-        # (the credits its fields spent are not in them yet) nothing joins and nothing closes.
-        req_credit, req_pool = req.credits(m, capped, rh, req_ok)
-        rsp_credit, rsp_pool = rsp.credits(m, capped, sh, rsp_ok)
+        # Credits are spent in the clock after a close, so in that clock nothing joins and
+        # nothing closes.
+        req_credit, req_pool = Signal(), Signal()       # from the credit codes, below
+        rsp_credit, rsp_pool = Signal(), Signal()
         m.d.comb += [
             req_may.eq(run & ~closed & self.req.valid & allow_req),
             req_ok.eq(req_may & req_credit & fit_req),
@@ -313,14 +317,16 @@ class TxFill(wiring.Component):
                          lead.eq(lead_after)]
         spent = Signal(credit_array(CREDIT_BITS))
         sent = Signal(credit_array(5))
-        req.spend(m, spent)
-        rsp.spend(m, spent)
-        fc_img = self._flow_control(m, req_end + rsp_span, sent)
-        account_credits(m, self, close & ~msg, spent, sent, capped, None)
-        # Whether a credit return is pending, a clock behind ``pending``: rounds see it right
-        # again after the clock after a close, in which nothing joins or closes.
-        m.d.sync += fc_pending.eq(Cat(*(self.pending[c][s] != 0
-                                        for c in CreditClass for s in CreditSlot)).any())
+        # Credits spent and returned are accounted in the clock after the close.
+        req.spend(m, close & ~msg, spent)
+        rsp.spend(m, close & ~msg, spent)
+        returned = Signal.like(sent)
+        fc_img = self._flow_control(m, req_end + rsp_span, returned)
+        m.d.sync += sent.eq(Mux(close & ~msg, returned, 0))
+        held = account_credits(m, self, closed, spent, sent, capped, fc_pending)
+        for kind, head, ok, credit, pool in ((req, rh, req_ok, req_credit, req_pool),
+                                             (rsp, sh, rsp_ok, rsp_credit, rsp_pool)):
+            m.d.comb += [x.eq(y) for x, y in zip((credit, pool), kind.credits(m, held, head, ok))]
 
         # The next state.
         outcome = Cat(rsp_ok, req_ok)
