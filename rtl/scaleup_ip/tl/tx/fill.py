@@ -213,7 +213,9 @@ class TxFill(wiring.Component):
         # Bit i: the control may take more than i requests (responses).
         req_allowed = Signal(REQS_PER_CONTROL + 1, init=(1 << REQS_PER_CONTROL) - 1)
         rsp_allowed = Signal(RSP_LIMIT + 1, init=(1 << RSP_LIMIT) - 1)
-        lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
+        # Responses minus requests taken, less the balance count ``lead`` of rule 4 (which
+        # closing makes ``-diff``, saturating): the balance as a round tests it.
+        diff = Signal(range(-FAIR_LEAD_LIMIT - REQS_PER_CONTROL, FAIR_LEAD_LIMIT + RSP_LIMIT + 1))
         req = _Kind("req", REQS_PER_CONTROL, CreditClass.REQ_CMD, CreditClass.REQ_DATA)
         rsp = _Kind("rsp", RSP_LIMIT, CreditClass.RSP_CMD, CreditClass.RSP_DATA)
         req_end = Signal(_SECTOR)        # the sector after the requests
@@ -225,7 +227,6 @@ class TxFill(wiring.Component):
         fits = Signal(16, init=(1 << 16) - 1)               # everything fits an empty half
         allow_req = Signal(init=1)
         allow_rsp = Signal(init=1)
-        over = Signal(2)
 
         m.submodules.records = records = SyncFIFO(width=record_layout.size,
                                                   depth=RECORDS_AHEAD + 1)
@@ -262,7 +263,8 @@ class TxFill(wiring.Component):
             req_may.eq(run & ~closed & self.req.valid & allow_req),
             req_ok.eq(req_may & req_credit & fit_req),
             rsp_ok.eq(run & ~closed & self.rsp.valid & allow_rsp & rsp_credit & fit_rsp
-                      & ~(req_may & (rh.beats == 0) & Mux(req_ok, over[1], over[0]))
+                      & ~(req_may & (rh.beats == 0)
+                          & Mux(req_ok, diff + 1 > LEAD_SLACK + 1, diff + 1 > LEAD_SLACK))
                       & (~req_ok | fit_both)),
             self.req.ready.eq(req_ok), self.rsp.ready.eq(rsp_ok),
             msg.eq(self.give_init & ~init & ~fc_pending & ~swap),
@@ -298,7 +300,6 @@ class TxFill(wiring.Component):
                      flits.eq(1 + (owed >> 1))]
         req_out_after = Signal.like(req_out)
         rsp_out_after = Signal.like(rsp_out)
-        lead_after = Signal.like(lead)
         m.d.comb += [
             req_out_after.eq(Mux(closed_msg, Mux(req_out != 0, req_out - 1, 0),
                                  Mux(req_out + closed_req > flits,
@@ -306,15 +307,13 @@ class TxFill(wiring.Component):
             rsp_out_after.eq(Mux(closed_msg, Mux(rsp_out != 0, rsp_out - 1, 0),
                                  Mux(rsp_out + closed_rsp > flits,
                                      rsp_out + closed_rsp - flits, 0))),
-            lead_after.eq(Mux(closed_msg, lead, _saturated(lead + closed_req - closed_rsp))),
         ]
         req_allowed_after = thermometer(REQ_LIMIT - req_out_after, REQS_PER_CONTROL)
         rsp_allowed_after = thermometer(RSP_LIMIT - rsp_out_after, RSP_LIMIT)
         with m.If(closed):
             m.d.sync += [req_out.eq(req_out_after), rsp_out.eq(rsp_out_after),
                          req_allowed.eq(req_allowed_after), rsp_allowed.eq(rsp_allowed_after),
-                         swap.eq(Mux(closed_msg, 0, owed[0])), init.eq(init | closed_msg),
-                         lead.eq(lead_after)]
+                         swap.eq(Mux(closed_msg, 0, owed[0])), init.eq(init | closed_msg)]
         spent = Signal(credit_array(CREDIT_BITS))
         sent = Signal(credit_array(5))
         # Credits spent and returned are accounted in the clock after the close.
@@ -360,12 +359,7 @@ class TxFill(wiring.Component):
             allow_rsp.eq(Mux(closed, rsp_allowed_after[0],
                              Array(rsp_allowed)[Mux(rsp_ok, rsp.n + 1, rsp.n)])),
         ]
-        diff = Signal(range(-FAIR_LEAD_LIMIT - 2 * REQ_LIMIT, FAIR_LEAD_LIMIT + 2 * RSP_LIMIT))
-        m.d.comb += diff.eq(rsp.n - req.n - lead)
-        overs = Array([Cat(d + 1 > LEAD_SLACK, d + 1 > LEAD_SLACK + 1)
-                       for d in (diff, diff + 1, diff - 1, diff)])
-        m.d.sync += over.eq(Mux(closed, Cat(-lead_after + 1 > LEAD_SLACK,
-                                            -lead_after + 1 > LEAD_SLACK + 1), overs[outcome]))
+        m.d.sync += diff.eq(Mux(close, _saturated(diff), diff + rsp_ok - req_ok))
         # Fields into the images in the clock after they join; the record the clock after
         # the control closed.
         self._images(m, req, rsp, req_ok, rsp_ok, req_pool, rsp_pool, start, off)
@@ -442,7 +436,8 @@ class TxFill(wiring.Component):
         return img
 
 
-def _saturated(value):
-    """``value`` within the balance count's range (README §3 rule 4)."""
-    return Mux(value < -FAIR_LEAD_LIMIT, -FAIR_LEAD_LIMIT,
-               Mux(value >= FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT - 1, value))
+def _saturated(diff):
+    """``diff`` as ``-lead`` with ``lead`` within the balance count's range (README §3
+    rule 4)."""
+    return Mux(diff > FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT,
+               Mux(diff <= -FAIR_LEAD_LIMIT, -FAIR_LEAD_LIMIT + 1, diff))
