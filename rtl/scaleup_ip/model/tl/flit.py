@@ -756,9 +756,15 @@ class Packer:
         if not candidates:
             return [], []
         _, a, responses = max(candidates, key=lambda c: c[0])
-        requests = self._prefix(self._requests, a, lambda items: True)   # rule 6 for a
+        return self._take(self._prefix(self._requests, a, lambda items: True),   # rule 6 for a
+                          responses)
+
+    def _take(self, requests, responses):
+        """Take ``requests`` and ``responses`` (``[(item, pool)]``, prefixes of the queues)
+        off the queues and count the balance; the requests with their cache decisions, as
+        :meth:`_choose` returns them."""
         requests = [(item, pool, self._decisions.popleft()) for item, pool in requests]
-        for _ in range(a):
+        for _ in requests:
             self._requests.popleft()
         for _ in responses:
             self._responses.popleft()
@@ -796,15 +802,7 @@ class Packer:
             if rsp_ok:
                 responses.append(rsp)
             if not (req_ok or rsp_ok):
-                break
-        requests = [(item, pool, self._decisions.popleft()) for item, pool in requests]
-        for _ in requests:
-            self._requests.popleft()
-        for _ in responses:
-            self._responses.popleft()
-        self.lead = max(-FAIR_LEAD_LIMIT,
-                        min(FAIR_LEAD_LIMIT - 1, self.lead + len(requests) - len(responses)))
-        return requests, responses
+                return self._take(requests, responses)
 
     def _join(self, taken, item):
         """``(item, pool)`` when ``item`` may join the fields ``taken`` of its kind in a compact

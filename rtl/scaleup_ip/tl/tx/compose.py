@@ -30,8 +30,8 @@ from .place import (
     window_members,
 )
 
-__all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "account_credits", "count_lead",
-           "record_layout", "schedule_queue"]
+__all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "account_credits",
+           "composer_members", "count_lead", "record_layout", "schedule_queue"]
 
 #: Records composed ahead of the emitter: three, so that two control half-flits can go in
 #: consecutive flits (a swapped control with no data, then the next) although each takes two
@@ -105,18 +105,8 @@ class TxCompose(wiring.Component):
             "rsp_next": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
             "req_pop": Out(range(REQ_LIMIT + 1)),
             "rsp_pop": Out(range(RSP_LIMIT + 1)),
-            "grant": In(credit_update_layout),
-            "give": In(credit_update_layout),
-            "give_init": In(1),
             "req_hidden": In(1),
-            "want": In(1),
-            "record": Out(stream.Signature(record_layout)),
-            "direct": Out(1),
-            "first_req": Out(1),
-            "skip": In(1),
-            "schedule": Out(stream.Signature(schedule_layout)),
-            "credits": Out(credit_array(CREDIT_BITS)),
-            "pending": Out(credit_array(CREDIT_BITS)),
+            **composer_members(),
         })
 
     def elaborate(self, platform):
@@ -291,6 +281,24 @@ class TxCompose(wiring.Component):
                 row.append(reg)
             table.append(Array(row))
         return Array(table)
+
+
+def composer_members():
+    """The members a composer shows the flit emitter and the credit ports (as on
+    :class:`TxCompose`, which documents them)."""
+    return {
+        "grant": In(credit_update_layout),
+        "give": In(credit_update_layout),
+        "give_init": In(1),
+        "want": In(1),
+        "record": Out(stream.Signature(record_layout)),
+        "direct": Out(1),
+        "first_req": Out(1),
+        "skip": In(1),
+        "schedule": Out(stream.Signature(schedule_layout)),
+        "credits": Out(credit_array(CREDIT_BITS)),
+        "pending": Out(credit_array(CREDIT_BITS)),
+    }
 
 
 def schedule_queue(m, comp, write, schedule):

@@ -8,7 +8,7 @@ from functools import reduce
 from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In
 
 from ..layout import (
     CREDIT_BITS,
@@ -24,9 +24,14 @@ from ..layout import (
     MsgType,
     control_half,
     credit_array,
-    credit_update_layout,
 )
-from .compose import RECORDS_AHEAD, SCHEDULES_AHEAD, account_credits, record_layout
+from .compose import (
+    RECORDS_AHEAD,
+    SCHEDULES_AHEAD,
+    account_credits,
+    composer_members,
+    record_layout,
+)
 from .decide import DECIDE_CREDIT_BITS, thermometer
 from .place import (
     flow_control_fields,
@@ -189,17 +194,7 @@ class TxFill(wiring.Component):
         super().__init__({
             "req": In(stream.Signature(tx_req_entry)),
             "rsp": In(stream.Signature(tx_rsp_entry)),
-            "grant": In(credit_update_layout),
-            "give": In(credit_update_layout),
-            "give_init": In(1),
-            "want": In(1),
-            "record": Out(stream.Signature(record_layout)),
-            "direct": Out(1),
-            "first_req": Out(1),
-            "skip": In(1),
-            "schedule": Out(stream.Signature(schedule_layout)),
-            "credits": Out(credit_array(CREDIT_BITS)),
-            "pending": Out(credit_array(CREDIT_BITS)),
+            **composer_members(),
         })
 
     def elaborate(self, platform):
@@ -207,7 +202,7 @@ class TxFill(wiring.Component):
         init = Signal()                  # the message is composed: traffic may follow
         swap = Signal()                  # the next control shares its flit with an owed half
         fc_pending = Signal()
-        capped = Signal(credit_array(DECIDE_CREDIT_BITS))
+        capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # unused: the codes stand for it
         req_out = Signal(range(REQ_LIMIT + 1))
         rsp_out = Signal(range(RSP_LIMIT + 1))
         # Bit i: the control may take more than i requests (responses).
@@ -222,8 +217,7 @@ class TxFill(wiring.Component):
         rsp_span = Signal(_SECTOR)       # sectors the responses span
         halves = Signal(7)               # data half-flits the fields call for
         sched_req = Signal(schedule_layout["req"].shape)   # the requests' data, as they join
-        # The round's conditions, registered (see _fits; the balance for q = 0, 1: the
-        # responses would pass the requests, q of them joining this round, by LEAD_SLACK).
+        # The round's conditions, registered: the fields' fits (_fits) and the allowances.
         fits = Signal(16, init=(1 << 16) - 1)               # everything fits an empty half
         allow_req = Signal(init=1)
         allow_rsp = Signal(init=1)
