@@ -97,9 +97,11 @@ async def traffic_in_hardware(dut):
         assert d["transfers"]["req"] == 2000 and d["transfers"]["wr_rsp"] == 800
 
 
-#: The cases ``make test`` runs: the traffic made and checked in hardware. ``link_errors`` (the
-#: same phases with the traffic from Python against the TL model) is ``make soak``'s only.
-HARDWARE_TESTS = "link_errors_in_hardware,traffic_in_hardware"
+#: The case ``make test`` runs: the error phases with the traffic made and checked in hardware.
+#: ``link_errors`` (the same phases with the traffic from Python against the TL model) and
+#: ``traffic_in_hardware`` (the ``make sim`` scenario, whose BER the phases include) are
+#: ``make soak``'s only.
+HARDWARE_TESTS = "link_errors_in_hardware"
 
 
 def test_ualink_link():
@@ -111,4 +113,5 @@ def test_ualink_link():
 @pytest.mark.soak_only
 def test_ualink_link_model():
     harness.run(UalinkLink(UALINK_LINK), UALINK_LINK, toplevel="ualink_link",
-                test_module=__name__, testcase="link_errors", run_name="link_errors")
+                test_module=__name__, testcase="link_errors,traffic_in_hardware",
+                run_name="link_errors")
