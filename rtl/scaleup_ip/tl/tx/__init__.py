@@ -9,6 +9,8 @@ from .compose import (
     account_credits,
     composer_members,
     count_lead,
+    flits_to_next,
+    outstanding_after,
     record_layout,
     schedule_queue,
 )
@@ -22,6 +24,7 @@ from .place import (
     ControlPlacer,
     encode_request,
     flow_control_fields,
+    place_flow_control,
     request_footprints,
     request_word,
     response_offsets,
@@ -30,6 +33,7 @@ from .place import (
     schedule_layout,
     tx_req_entry,
     tx_rsp_entry,
+    wide_start,
     window_members,
 )
 
@@ -41,6 +45,8 @@ __all__ = [
     "account_credits",
     "composer_members",
     "count_lead",
+    "flits_to_next",
+    "outstanding_after",
     "record_layout",
     "schedule_queue",
     "TxFill",
@@ -64,6 +70,7 @@ __all__ = [
     "ControlPlacer",
     "encode_request",
     "flow_control_fields",
+    "place_flow_control",
     "request_footprints",
     "request_word",
     "response_offsets",
@@ -72,5 +79,6 @@ __all__ = [
     "schedule_layout",
     "tx_req_entry",
     "tx_rsp_entry",
+    "wide_start",
     "window_members",
 ]

@@ -31,7 +31,8 @@ from .place import (
 )
 
 __all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "account_credits",
-           "composer_members", "count_lead", "record_layout", "schedule_queue"]
+           "composer_members", "count_lead", "flits_to_next", "outstanding_after",
+           "record_layout", "schedule_queue"]
 
 #: Records composed ahead of the emitter: three, so that two control half-flits can go in
 #: consecutive flits (a swapped control with no data, then the next) although each takes two
@@ -270,17 +271,31 @@ class TxCompose(wiring.Component):
                                        for x in ("halves", "owed", "flits"))
                 m.d.comb += [
                     halves.eq(h_req + h_rsp),
-                    owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
-                    flits.eq(1 + (owed >> 1)),
+                    *flits_to_next(swap, halves, owed, flits),
                     now.halves.eq(halves), now.swap.eq(owed[0]),
                     now.first_req.eq(Cat(*(r.beats != 0 for r in self.req[:c])).any()),
-                    now.req_out.eq(Mux(req_out + c > flits, req_out + c - flits, 0)),
-                    now.rsp_out.eq(Mux(rsp_out + j > flits, rsp_out + j - flits, 0)),
+                    now.req_out.eq(outstanding_after(req_out, c, flits)),
+                    now.rsp_out.eq(outstanding_after(rsp_out, j, flits)),
                 ]
                 m.d.sync += reg.eq(now)
                 row.append(reg)
             table.append(Array(row))
         return Array(table)
+
+
+def flits_to_next(swap, halves, owed, flits):
+    """Assignments of ``owed``, the data half-flits a control calling for ``halves`` leaves
+    owed after its own flit (``swap``: it shares that flit with the final half owed before
+    it), and ``flits``, the flits from it to the next control (README §3, the flit rule);
+    ``owed[0]`` is whether the next control is swapped."""
+    return [owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
+            flits.eq(1 + (owed >> 1))]
+
+
+def outstanding_after(out, issued, flits):
+    """Items outstanding under a source rate limit after ``issued`` more and ``flits`` flits,
+    one retired per flit [§5.7]."""
+    return Mux(out + issued > flits, out + issued - flits, 0)
 
 
 def composer_members():
@@ -320,7 +335,8 @@ def schedule_queue(m, comp, write, schedule):
 def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
     """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
     returns sent (``sent``) and released. The credits held are also kept ``capped`` for the
-    decision, and whether any return is pending (``fc_pending``). The grants and releases are
+    decision (unless ``None``), and whether any return is pending (``fc_pending``). The grants
+    and releases are
     added first, so that ``applied`` is one subtraction from the registers. Returns the credits
     held as of the next clock (``held[class][slot]``, combinational)."""
     top = (1 << DECIDE_CREDIT_BITS) - 1
@@ -337,11 +353,9 @@ def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
                 left.eq(comp.pending[c][s] + getattr(comp.give, name)[s]
                         - Mux(applied, sent[c][s], 0)),
             ]
-            m.d.sync += [
-                comp.credits[c][s].eq(held),
-                capped[c][s].eq(Mux(held[DECIDE_CREDIT_BITS:].any(), top, held)),
-                comp.pending[c][s].eq(left),
-            ]
+            m.d.sync += [comp.credits[c][s].eq(held), comp.pending[c][s].eq(left)]
+            if capped is not None:
+                m.d.sync += capped[c][s].eq(Mux(held[DECIDE_CREDIT_BITS:].any(), top, held))
             owed.append(left.any())
     m.d.sync += fc_pending.eq(Cat(*owed).any())
     return nxt

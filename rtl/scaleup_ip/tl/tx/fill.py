@@ -30,16 +30,20 @@ from .compose import (
     SCHEDULES_AHEAD,
     account_credits,
     composer_members,
+    flits_to_next,
+    outstanding_after,
     record_layout,
 )
-from .decide import DECIDE_CREDIT_BITS, thermometer
+from .decide import thermometer
 from .place import (
     flow_control_fields,
+    place_flow_control,
     request_word,
     response_word,
     schedule_layout,
     tx_req_entry,
     tx_rsp_entry,
+    wide_start,
 )
 
 __all__ = ["TxFill"]
@@ -55,8 +59,7 @@ def _fits(m, name, req_end, rsp_span):
     ``rsp_span`` (from ``req_end``), for each reserve ``r`` (0, 1) and field width: bit
     ``4r + w`` a request (``w`` = 1 uncompressed), ``4r + 2 + w`` a response, ``8 + 4r + 2wq +
     ws`` a request and a response together. Combinational."""
-    aligned = Mux(req_end[:2] != 0, Cat(Const(0, 2), req_end[2:] + 1), req_end)
-    end = [req_end + _NARROW, aligned + _WIDE]
+    end = [req_end + _NARROW, wide_start(req_end) + _WIDE]
     span = [rsp_span + 1, rsp_span + rsp_span[0] + 2]
     bits = Signal(16, name=f"fits_{name}")
     for r in (0, 1):
@@ -202,7 +205,6 @@ class TxFill(wiring.Component):
         init = Signal()                  # the message is composed: traffic may follow
         swap = Signal()                  # the next control shares its flit with an owed half
         fc_pending = Signal()
-        capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # unused: the codes stand for it
         req_out = Signal(range(REQ_LIMIT + 1))
         rsp_out = Signal(range(RSP_LIMIT + 1))
         # Bit i: the control may take more than i requests (responses).
@@ -266,13 +268,12 @@ class TxFill(wiring.Component):
                      & ~req_ok & ~rsp_ok
                      & (msg | swap | (req.n != 0) | (rsp.n != 0) | fc_pending)),
         ]
-        aligned = Mux(req_end[:2] != 0, Cat(Const(0, 2), req_end[2:] + 1), req_end)
         start = Signal(_SECTOR)
         end_new = Signal(_SECTOR)
         off = Signal(_SECTOR)
         span_new = Signal(_SECTOR)
         m.d.comb += [
-            start.eq(Mux(rh.wide, aligned, req_end)),
+            start.eq(Mux(rh.wide, wide_start(req_end), req_end)),
             end_new.eq(start + Mux(rh.wide, _WIDE, _NARROW)),
             off.eq(rsp_span + (sh.wide & rsp_span[0])),
             span_new.eq(off + 1 + sh.wide),
@@ -289,18 +290,14 @@ class TxFill(wiring.Component):
                      closed_end.eq(req_end), closed_req.eq(req.n), closed_rsp.eq(rsp.n)]
         owed = Signal(7)
         flits = Signal(7)
-        m.d.comb += [owed.eq(Mux(swap, closed_halves,
-                                 Mux(closed_halves != 0, closed_halves - 1, 0))),
-                     flits.eq(1 + (owed >> 1))]
+        m.d.comb += flits_to_next(swap, closed_halves, owed, flits)
         req_out_after = Signal.like(req_out)
         rsp_out_after = Signal.like(rsp_out)
         m.d.comb += [
-            req_out_after.eq(Mux(closed_msg, Mux(req_out != 0, req_out - 1, 0),
-                                 Mux(req_out + closed_req > flits,
-                                     req_out + closed_req - flits, 0))),
-            rsp_out_after.eq(Mux(closed_msg, Mux(rsp_out != 0, rsp_out - 1, 0),
-                                 Mux(rsp_out + closed_rsp > flits,
-                                     rsp_out + closed_rsp - flits, 0))),
+            req_out_after.eq(Mux(closed_msg, outstanding_after(req_out, 0, 1),
+                                 outstanding_after(req_out, closed_req, flits))),
+            rsp_out_after.eq(Mux(closed_msg, outstanding_after(rsp_out, 0, 1),
+                                 outstanding_after(rsp_out, closed_rsp, flits))),
         ]
         req_allowed_after = thermometer(REQ_LIMIT - req_out_after, REQS_PER_CONTROL)
         rsp_allowed_after = thermometer(RSP_LIMIT - rsp_out_after, RSP_LIMIT)
@@ -316,7 +313,7 @@ class TxFill(wiring.Component):
         returned = Signal.like(sent)
         fc_img = self._flow_control(m, req_end + rsp_span, returned)
         m.d.sync += sent.eq(Mux(close & ~msg, returned, 0))
-        held = account_credits(m, self, closed, spent, sent, capped, fc_pending)
+        held = account_credits(m, self, closed, spent, sent, None, fc_pending)
         for kind, head, ok, credit, pool in ((req, rh, req_ok, req_credit, req_pool),
                                              (rsp, sh, rsp_ok, rsp_credit, rsp_pool)):
             m.d.comb += [x.eq(y) for x, y in zip((credit, pool), kind.credits(m, held, head, ok))]
@@ -414,17 +411,7 @@ class TxFill(wiring.Component):
         (all others 0), and ``sent`` what they return."""
         img = Signal(control_half, name="fc_img")
         terms = [[] for _ in range(SECTORS_PER_HALF)]
-        rank = Const(0, range(len(CreditSlot) + 1))
-        for slot, field, live in flow_control_fields(m, self.pending):
-            pos = Signal(_SECTOR, name=f"fc_pos_{slot.name.lower()}")
-            put = Signal(name=f"fc_put_{slot.name.lower()}")
-            m.d.comb += [pos.eq(fc_start + rank), put.eq(live & (pos < SECTORS_PER_HALF))]
-            rank = rank + live
-            for s in range(SECTORS_PER_HALF):
-                terms[s].append((put & (pos == s), field.as_value()))
-            with m.If(put):
-                for cls in CreditClass:
-                    m.d.comb += sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
+        place_flow_control(m, terms, flow_control_fields(m, self.pending), fc_start, sent)
         for s, these in enumerate(terms):
             m.d.sync += img[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
         return img

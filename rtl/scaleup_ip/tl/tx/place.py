@@ -39,6 +39,7 @@ __all__ = [
     "ControlPlacer",
     "encode_request",
     "flow_control_fields",
+    "place_flow_control",
     "request_footprints",
     "request_word",
     "response_offsets",
@@ -47,6 +48,7 @@ __all__ = [
     "schedule_layout",
     "tx_req_entry",
     "tx_rsp_entry",
+    "wide_start",
     "window_members",
 ]
 
@@ -171,7 +173,7 @@ class ControlPlacer(wiring.Component):
         terms = [[] for _ in range(SECTORS_PER_HALF)]
         self._place_requests(m, terms, starts)
         self._place_responses(m, terms, rsp_start, offsets)
-        self._place_flow_control(m, terms, gap, fc_start, fields)
+        place_flow_control(m, terms, fields, fc_start, self.sent, gap)
         for s, these in enumerate(terms):
             m.d.comb += self.half[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
         return m
@@ -228,25 +230,34 @@ class ControlPlacer(wiring.Component):
                 if s + 1 < SECTORS_PER_HALF:
                     terms[s + 1].append((here & entry.wide, word[32:]))
 
-    def _place_flow_control(self, m, terms, gap, fc_start, fields):
-        """Flow Control field ``r`` (in slot order, live ones only) at the gap's sector
-        ``2 + r`` while the gap lasts, else from ``fc_start`` on."""
-        rank = Const(0, range(len(CreditSlot) + 1))
-        for slot, field, live in fields:
-            pos = Signal(range(2 * SECTORS_PER_HALF), name=f"fc_pos_{slot.name.lower()}")
-            put = Signal(name=f"fc_put_{slot.name.lower()}")
-            in_gap = gap & (rank < _GAP_SECTORS)
-            m.d.comb += [
-                pos.eq(Mux(in_gap, _GAP_START + rank,
-                           fc_start + rank - Mux(gap, _GAP_SECTORS, 0))),
-                put.eq(live & (pos < SECTORS_PER_HALF)),
-            ]
-            rank = rank + live
-            for s in range(SECTORS_PER_HALF):
-                terms[s].append((put & (pos == s), field.as_value()))
-            with m.If(put):
-                for cls in CreditClass:
-                    m.d.comb += self.sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
+def place_flow_control(m, terms, fields, fc_start, sent, gap=None):
+    """Flow Control field ``r`` of ``fields`` (:func:`flow_control_fields`, live ones only, in
+    slot order) at sector ``fc_start + r``, or, while a ``gap`` before an aligned uncompressed
+    request lasts, at the gap's sector ``2 + r`` (README §3 rule 5), as long as sectors last:
+    its ``(condition, value)`` terms appended to ``terms[sector]``, what it returns driven on
+    ``sent``. Combinational."""
+    rank = Const(0, range(len(CreditSlot) + 1))
+    for slot, field, live in fields:
+        pos = Signal(range(2 * SECTORS_PER_HALF), name=f"fc_pos_{slot.name.lower()}")
+        put = Signal(name=f"fc_put_{slot.name.lower()}")
+        if gap is None:
+            m.d.comb += pos.eq(fc_start + rank)
+        else:
+            m.d.comb += pos.eq(Mux(gap & (rank < _GAP_SECTORS), _GAP_START + rank,
+                                   fc_start + rank - Mux(gap, _GAP_SECTORS, 0)))
+        m.d.comb += put.eq(live & (pos < SECTORS_PER_HALF))
+        rank = rank + live
+        for s in range(SECTORS_PER_HALF):
+            terms[s].append((put & (pos == s), field.as_value()))
+        with m.If(put):
+            for cls in CreditClass:
+                m.d.comb += sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
+
+
+def wide_start(end):
+    """Where an uncompressed request field placed after sector ``end`` starts: ``end`` rounded
+    up to a multiple of 4 [Table 5-2]."""
+    return Mux(end[:2] != 0, Cat(Const(0, 2), end[2:] + 1), end)
 
 
 def request_word(m, entry, pool, name):
@@ -303,9 +314,8 @@ def request_footprints(m, wide, name):
         end = Signal(5, name=f"{name}_end{i + 1}")
         cover = Signal(5, name=f"{name}_used{i + 1}")
         last = ends[-1]
-        aligned = Mux(last[:2] != 0, Cat(Const(0, 2), last[2:] + 1), last)
         m.d.comb += [
-            start.eq(Mux(w, aligned, last)),
+            start.eq(Mux(w, wide_start(last), last)),
             end.eq(start + Mux(w, _WIDE_SECTORS, _NARROW_SECTORS)),
             cover.eq(used[-1] + Mux(w, _WIDE_SECTORS, _NARROW_SECTORS)),
         ]
