@@ -2,7 +2,8 @@
 """The DL flit unpacker: TL flits out of the payload sectors of accepted DL flits, as their
 segment headers place them [UALink 1.0 §6.3.4]."""
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import C, Cat, Module, Mux, Signal
+from amaranth.lib import data
 from amaranth.lib.wiring import Component, In, Out
 
 from ..tl.layout import flit_stream
@@ -18,6 +19,35 @@ from .logic import (
 )
 
 __all__ = ["DlUnpack"]
+
+#: What a segment header says of one sector: whether its half segment announces a TL flit, and
+#: the message bits.
+_announce = data.StructLayout({"flit": 1, "msg": 2})
+
+
+def _sizes(beat):
+    return LAST_SECTORS if beat == BEATS_PER_FLIT - 1 else BEAT_SECTORS
+
+
+def _inner_point(beat):
+    """The half-segment start after the first sector of beat ``beat``, as a sector of the beat,
+    or ``None``."""
+    base = beat * BEAT_SECTORS
+    inner = [h - base for h in HALF_SEGMENT_STARTS if base < h < base + _sizes(beat)]
+    return inner[0] if inner else None
+
+
+def _announcements(headers, beat):
+    """What ``headers`` say of each sector of beat ``beat`` (none past the payload)."""
+    out = []
+    for c in range(BEAT_SECTORS):
+        if c < _sizes(beat):
+            seg, second = segment_of(beat * BEAT_SECTORS + c)
+            h = headers[seg]
+            out.append(Cat(h.flit1, h.msg1) if second else Cat(h.flit0, h.msg0))
+        else:
+            out.append(C(0, _announce.size))
+    return Cat(out)
 
 
 class DlUnpack(Component):
@@ -80,7 +110,7 @@ class DlUnpack(Component):
                      step.eq(self.i.valid & self.i.ready)]
         m.d.sync += self.fault.eq(0)
         start, start_at, at_cursor, start_msg, reached, after = self._decide(m, beat, cursor,
-                                                                              size)
+                                                                              step)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
         # fit.
@@ -98,19 +128,19 @@ class DlUnpack(Component):
         # it starts at sector 15 (the only later decision point in a beat, in beats 7 and 8).
         assert {h % BEAT_SECTORS for h in HALF_SEGMENT_STARTS} <= {0, BEAT_SECTORS - 1}
         opened = Mux(at_cursor, moved, beat_in.rotate_left(SECTOR_BITS))
-        whole = start & (start_at == 0) & ~last     # a TL flit in exactly this beat
+        whole = at_cursor & (cursor == 0) & ~last   # a TL flit in exactly this beat
         with m.If(step):
             m.d.sync += [beat.eq(Mux(last, 0, beat + 1)),
                          seen.eq(Mux(last, 0, seen | reached))]
-            bad = self._count(m, last, seen | reached)
+            bad = self._count(m, last, seen | reached, step)
             with m.If(bad):
                 m.d.sync += [contained.eq(1), self.fault.eq(1)]
-            with m.If((completes | whole) & ~bad):
-                m.d.sync += [self.o.valid.eq(1),
-                             self.o.p.data.eq(Mux(completes, filled, opened)),
+            # The TL flit is loaded whatever the verdict (``o`` is free when a beat is taken);
+            # only its valid waits for the verdict.
+            m.d.sync += self.o.valid.eq((completes | whole) & ~bad)
+            with m.If(completes | whole):
+                m.d.sync += [self.o.p.data.eq(Mux(completes, filled, opened)),
                              self.o.p.msg.eq(Mux(completes, part_msg, start_msg))]
-            with m.Else():
-                m.d.sync += self.o.valid.eq(0)
             following = Signal.like(cursor)
             m.d.sync += [cursor.eq(following), amount.eq(-following)]
             with m.If(start & ~whole):
@@ -132,59 +162,65 @@ class DlUnpack(Component):
             self._contain(m, resume, reopen, contained, [pending, cursor, amount])
         return m
 
-    def _decide(self, m, beat, cursor, size):
+    def _decide(self, m, beat, cursor, step):
         """Where a TL flit starts in this beat, if one does: ``(start, start_at, whether that
         is the cursor, its message bits, the decision points reached (2 bits per segment:
         first, second half), the cursor in the next beat when none starts)``.
 
         The beat's first decision point is its cursor (when below its size); when its TL
         flit is absent, a half-segment start later in the same beat (sector 127 in beat 7,
-        143 in beat 8) is the next one."""
+        143 in beat 8) is the next one. What the segment headers say of each sector of the
+        beat (whether its half segment announces a TL flit, and the message bits) is read from
+        registers, written while the beat before was taken (the same DL flit's headers); beat
+        0 lies in segment 0's first half, whose header bits it reads directly."""
         headers = self.i.p.headers
+        ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
+        with m.If(step):
+            with m.Switch(beat):
+                for b in range(BEATS_PER_FLIT - 1):
+                    with m.Case(b):
+                        m.d.sync += ahead.eq(_announcements(headers, b + 1))
+        assert all(segment_of(c) == (0, False) for c in range(BEAT_SECTORS))
+        first_beat = beat == 0
+        first = Signal()                            # a TL flit at the cursor
+        first_msg = Signal(2)
+        m.d.comb += [first.eq(Mux(first_beat, headers[0].flit0, ahead[cursor].flit)),
+                     first_msg.eq(Mux(first_beat, headers[0].msg0, ahead[cursor].msg))]
+        # A later decision point in a beat is its last sector (checked in elaborate).
+        inner_beats = [b for b in range(BEATS_PER_FLIT) if _inner_point(b) is not None]
+        has_inner = Cat(beat == b for b in inner_beats).any() & (cursor < BEAT_SECTORS - 1)
+        second = has_inner & ~first & ahead[BEAT_SECTORS - 1].flit
         start, start_at, msg = Signal(), Signal(range(BEAT_SECTORS)), Signal(2)
-        at_cursor = Signal()
+        m.d.comb += [start.eq(first | second),
+                     start_at.eq(Mux(first, cursor, BEAT_SECTORS - 1)),
+                     msg.eq(Mux(first, first_msg, ahead[BEAT_SECTORS - 1].msg))]
         reached, after = Signal(2 * SEGMENTS), Signal(range(BEAT_SECTORS))
         for b in range(BEATS_PER_FLIT):
             base = b * BEAT_SECTORS
-            beat_size = LAST_SECTORS if b == BEATS_PER_FLIT - 1 else BEAT_SECTORS
-            inner = [h - base for h in HALF_SEGMENT_STARTS if base < h < base + beat_size]
+            inner = _inner_point(b)
             with m.If(beat == b):
                 m.d.comb += after.eq(next_cursor(b))
-                # The first point: the cursor; its segment and half depend on its value.
-                for c in range(beat_size):
-                    seg, second = segment_of(base + c)
-                    flit = headers[seg].flit1 if second else headers[seg].flit0
-                    bit = 2 * seg + second
+                for c in range(_sizes(b)):
+                    seg, second_half = segment_of(base + c)
                     with m.If(cursor == c):
-                        m.d.comb += reached[bit].eq(1)
-                        with m.If(flit):
-                            m.d.comb += [start.eq(1), start_at.eq(c), at_cursor.eq(1), msg.eq(
-                                headers[seg].msg1 if second else headers[seg].msg0)]
-                        for h in inner:
-                            if h > c:
-                                self._second_point(m, headers, base + h, h, start, start_at,
-                                                   msg, reached, flit)
-                                break
-        return start, start_at, at_cursor, msg, reached, after
+                        m.d.comb += reached[2 * seg + second_half].eq(1)
+                        if inner is not None and inner > c:
+                            seg, second_half = segment_of(base + inner)
+                            with m.If(~first):
+                                m.d.comb += reached[2 * seg + second_half].eq(1)
+        return start, start_at, first, msg, reached, after
 
-    @staticmethod
-    def _second_point(m, headers, position, offset, start, start_at, msg, reached, first):
-        """The decision point at ``offset`` of the beat, reached when the first had no TL
-        flit."""
-        seg, second = segment_of(position)
-        flit = headers[seg].flit1 if second else headers[seg].flit0
-        with m.If(~first):
-            m.d.comb += reached[2 * seg + second].eq(1)
-            with m.If(flit):
-                m.d.comb += [start.eq(1), start_at.eq(offset),
-                             msg.eq(headers[seg].msg1 if second else headers[seg].msg0)]
-
-    def _count(self, m, last, seen):
+    def _count(self, m, last, seen, step):
         """``malformed``: at the last beat, a TL flit announced where no decision point was
-        reached, or DLAltSector set."""
+        reached, or DLAltSector set. What the headers announce is registered while the beats
+        before are taken (the same DL flit's headers)."""
         headers = self.i.p.headers
-        announced = Cat(Cat(headers[s].flit0, headers[s].flit1) for s in range(SEGMENTS))
-        alt = Cat(headers[s].alt_sector for s in range(SEGMENTS)).any()
+        announced, alt = Signal(2 * SEGMENTS), Signal()
+        with m.If(step):
+            m.d.sync += [
+                announced.eq(Cat(Cat(headers[s].flit0, headers[s].flit1)
+                                 for s in range(SEGMENTS))),
+                alt.eq(Cat(headers[s].alt_sector for s in range(SEGMENTS)).any())]
         bad = last & ((announced & ~seen).any() | alt)
         with m.If(bad):
             m.d.sync += self.malformed.eq(self.malformed + 1)
