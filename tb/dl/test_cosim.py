@@ -31,6 +31,8 @@ from sim.streams import LayoutSink, LayoutSource, random_pauses
 _DELAY = 3
 _ACK_TIMEOUT = 400
 _REPLAY_LIMIT = 40
+#: A channel that corrupts every flit (:func:`lossy`).
+_CORRUPT = {"corrupt": 1, "drop": 0}
 #: The model's NOP body.
 _NOP = dl_flit.DlPayload(data=bytes(dl_flit.PAYLOAD_BYTES), segment_headers=bytes(SEGMENTS),
                          starts=(), carry_in=0, carry_out=0)
@@ -74,14 +76,31 @@ class _ModelEnd:
             self.received.extend(self.unpacker.feed(delivered))
 
 
-def _link(dut, rng, model, errors, stats):
+def _payload(wire):
+    """Whether the DL flit ``wire`` (wire order) carries a payload."""
+    logical = dl_flit.from_wire(wire)
+    return bool(int.from_bytes(logical[FH_OFFSET:FH_OFFSET + FH_BYTES], "little")
+                >> dl_llr.PAYLOAD_BIT & 1)
+
+
+def _link(dut, rng, model, errors, stats, corrupt_nth=None):
     """The channel both ways (:func:`lossy`, :data:`_DELAY` flit times) and the model end's
-    flit times, every 10 clocks."""
+    flit times, every 10 clocks. With ``corrupt_nth``, each way's ``corrupt_nth``-th payload
+    flit is corrupted (one bit flipped) whatever the draws: its receiver counts a bad CRC, and
+    its sender replays it."""
     to_model = collections.deque()                  # (due clock, flit)
+    payloads = collections.Counter()                # payload flits so far, by way
+
+    def channel(way, flit):
+        if corrupt_nth and _payload(flit):
+            payloads[way] += 1
+            if payloads[way] == corrupt_nth:
+                return lossy(rng, _CORRUPT, stats, flit)
+        return lossy(rng, errors, stats, flit)
 
     def on_flit(flit, now):
         stats["rtl_flits"] += 1
-        flit = lossy(rng, errors, stats, flit)
+        flit = channel("to_model", flit)
         if flit is not None:
             to_model.append((now + BEATS_PER_FLIT * _DELAY, flit))
 
@@ -92,7 +111,7 @@ def _link(dut, rng, model, errors, stats):
             flit = model.send()
             if flit is not None:
                 stats["model_flits"] += 1
-                flit = lossy(rng, errors, stats, flit)
+                flit = channel("to_rtl", flit)
                 if flit is not None:
                     phy.send(flit, now + BEATS_PER_FLIT * _DELAY)
 
@@ -102,12 +121,13 @@ def _link(dut, rng, model, errors, stats):
 
 
 
-async def _exchange(dut, rng, n, errors):
-    """``n`` TL flits each way; checks both arrive complete and in order."""
+async def _exchange(dut, rng, n, errors, corrupt_nth=None):
+    """``n`` TL flits each way (the channel as :func:`_link` says); checks both arrive complete
+    and in order."""
     stats = collections.Counter()
     ours, theirs = random_tl_flits(rng, n), random_tl_flits(rng, n)
     model = _ModelEnd(theirs)
-    _link(dut, rng, model, errors, stats)
+    _link(dut, rng, model, errors, stats, corrupt_nth)
     source = LayoutSource(dut, "tl_in", flit_layout, dut.clk, dut.rst)
     sink = LayoutSink(dut, "tl_out", flit_layout, dut.clk, dut.rst)
     sink.set_backpressure(random_pauses(rng, 0.1))
@@ -147,11 +167,11 @@ async def cosim_clean(dut):
 
 @cocotb.test(timeout_time=80, timeout_unit="ms")
 async def cosim_errors(dut):
-    """Flits corrupted (3 %) and dropped (1 %) both ways: 2000 TL flits each way, once, in
-    order; both ends replayed."""
+    """Flits corrupted (3 %, and each way's 10th payload flit for certain) and dropped (1 %)
+    both ways: 2000 TL flits each way, once, in order; both ends replayed."""
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
-    tx, rx = await _exchange(dut, rng, 2000, {"corrupt": 0.03, "drop": 0.01})
+    tx, rx = await _exchange(dut, rng, 2000, {"corrupt": 0.03, "drop": 0.01}, corrupt_nth=10)
     assert tx["REPLAYED"] > 0 and rx["BAD_CRC"] > 0
 
 

@@ -14,7 +14,8 @@ import cocotb
 import pytest
 from cocotb.triggers import ClockCycles
 
-from scaleup_ip.dl import BEATS_PER_FLIT, DlConfig, DlState, UalinkDl
+from scaleup_ip.dl import BEATS_PER_FLIT, DlConfig, DlState, FH_BYTES, FH_OFFSET, UalinkDl
+from scaleup_ip.model.dl import flit as dl_flit, llr as dl_llr
 from scaleup_ip.tl import HALF_BITS, flit_layout
 from sim import harness
 from sim.dl.env import PhySide, end_counts, lossy, start_end, tl_fields, tl_value
@@ -24,15 +25,29 @@ from sim.streams import LayoutSink, LayoutSource, random_pauses
 _DELAY = 30
 #: That round trip, in flit times.
 _ROUND_TRIP = 20
+#: A channel that corrupts every flit (:func:`lossy`).
+_CORRUPT = {"corrupt": 1, "drop": 0}
 
 
-def _channel(dut, rng, errors, stats):
+def _payload(wire):
+    """Whether the DL flit ``wire`` (wire order) carries a payload."""
+    logical = dl_flit.from_wire(wire)
+    return bool(int.from_bytes(logical[FH_OFFSET:FH_OFFSET + FH_BYTES], "little")
+                >> dl_llr.PAYLOAD_BIT & 1)
+
+
+def _channel(dut, rng, errors, stats, corrupt_nth=None):
     """``phy_out`` into ``phy_in`` :data:`_DELAY` clocks later, through :func:`lossy` with
-    ``errors`` (may change while running); ``stats`` counts. Returns the
+    ``errors`` (may change while running); with ``corrupt_nth``, the ``corrupt_nth``-th payload
+    flit corrupted (one bit flipped) whatever the draws. ``stats`` counts. Returns the
     :class:`~sim.dl.env.PhySide`."""
     def on_flit(flit, now):
         stats["flits"] += 1
-        flit = lossy(rng, errors, stats, flit)
+        chosen = False
+        if corrupt_nth and _payload(flit):
+            stats["payload_flits"] += 1
+            chosen = stats["payload_flits"] == corrupt_nth
+        flit = lossy(rng, _CORRUPT if chosen else errors, stats, flit)
         if flit is not None:
             phy.send(flit, now + _DELAY)
 
@@ -107,13 +122,14 @@ async def loop_clean(dut):
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")
 async def loop_errors(dut):
-    """Flits corrupted and dropped at random: every TL flit comes out once, in order; replays
-    happened; at the end everything is acknowledged."""
+    """Flits corrupted and dropped at random (and the 10th payload flit corrupted for
+    certain): every TL flit comes out once, in order; replays happened; at the end everything
+    is acknowledged."""
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
     stats = collections.Counter()
     errors = {"corrupt": 0.05, "drop": 0.03}
-    phy = _channel(dut, rng, errors, stats)
+    phy = _channel(dut, rng, errors, stats, corrupt_nth=10)
     sink = await _run(dut, rng, 1500, 0.2)
     errors.update(corrupt=0, drop=0)
     await ClockCycles(dut.clk, 2000)

@@ -16,6 +16,7 @@ from cocotbext.axi import AxiResp
 
 from scaleup_ip.ethx import EthxConfig, ReadCount, WriteCount
 from scaleup_ip.ethx.link import TxState
+from scaleup_ip.model.ethx import channel as channel_model
 from scaleup_ip.model.ethx import link as link_model
 from sim import harness
 from sim.ethx.axi_check import AxiAnswerCheck
@@ -40,12 +41,29 @@ async def synchronized(dut, tb, clocks=20_000):
     raise AssertionError("the links did not synchronize")
 
 
-async def _run(dut, accesses, *, workers=3, **errors):
+async def _force(dut, tb, errors):
+    """For certain, on the channel from the first node: a frame dropped, then a beat with a
+    bit error (each threshold at its top until its counter moves, then as ``errors`` say)."""
+    end = next(iter(NODES))
+    for counter, level in (("dropped", "drop_threshold"), ("error_beats", "ber_threshold")):
+        before = tb.wire_counts(end)[counter]
+        tb.control(end, **{level: channel_model.frame_threshold(1)})
+        while tb.wire_counts(end)[counter] == before:
+            await ClockCycles(dut.clk, 1)
+        tb.lossy(end, **errors)
+
+
+async def _run(dut, accesses, *, workers=3, forced=False, **errors):
+    """Random traffic over channels with ``errors`` from the links' synchronization on; with
+    ``forced``, one frame dropped and one bit error among them for certain (:func:`_force`)."""
     tb = LossyEnv(dut)
     await tb.reset()
     await synchronized(dut, tb)
     tb.lossy_both(**errors)
+    force = cocotb.start_soon(_force(dut, tb, errors)) if forced else None
     await tb.traffic(accesses, workers, settle=SETTLE)
+    if force:
+        await force
     await tb.drain()
     tb.check_links()
     return tb
@@ -69,9 +87,11 @@ async def lossy_1e3(dut):
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def lossy_heavy(dut):
     """Three percent of frames dropped, bit errors and error bursts, control frames of every
-    kind dropped: many replays, by NACK and by timer."""
+    kind dropped (and one frame dropped and one bit error for certain): many replays, by NACK
+    and by timer."""
     cfg = EthxConfig.from_env()
-    tb = await _run(dut, _scaled(cfg, 30), fer=0.03, ber=2e-5, bursts=2e-4, ctl=0.03)
+    tb = await _run(dut, _scaled(cfg, 30), fer=0.03, ber=2e-5, bursts=2e-4, ctl=0.03,
+                    forced=True)
     wire = [tb.wire_counts(e) for e in NODES]
     assert sum(w["dropped"] for w in wire) > 0 and sum(w["error_beats"] for w in wire) > 0
     assert sum(tb.tx(e)["TX_REPLAYED"] for e in NODES) > 0

@@ -173,20 +173,21 @@ def test_uncompressed_after_compressed_aligns_and_fills_the_gap(rng):
 
 
 def test_invalidate_and_clear_mid_stream(rng):
-    """Tx invalidations and clears between pushes, while compressed requests decided before
-    them are still queued: the Rx keeps its entries, so those still expand correctly."""
+    """Tx invalidations and clears between pushes (at random, and a clear after the 300th
+    push for certain), while compressed requests decided before them are still queued: the
+    Rx keeps its entries, so those still expand correctly."""
     config = SMALL
     p, tx, u, rx = link(config)
     items = []
     regions = [[rng.randrange(1 << 37) for _ in range(3)] for _ in range(config.rows)]
-    for _ in range(600):
+    for step in range(600):
         acc = rng.randrange(config.rows)
         r = cacheable_request(rng, rng.choice(regions[acc]), acc)
         push(p, [r])
         items.append(r)
         if rng.random() < 0.05:
             tx.invalidate(rng.randrange(config.rows), rng.randrange(config.ways))
-        if rng.random() < 0.01:
+        if rng.random() < 0.01 or step == 299:
             tx.clear()
         if rng.random() < 0.3:
             for _ in range(rng.randrange(4)):

@@ -4,6 +4,7 @@ model (rtl/scaleup_ip/model/ethx/channel.py): every beat out and every counter a
 under random controls, stalls on both sides, reseeds and reset; the latency and the throughput the
 docstring states."""
 
+import dataclasses
 import itertools
 import random
 
@@ -20,6 +21,8 @@ from sim.ethx.env import EthxEnv
 from sim.streams import LayoutSink, LayoutSource, random_pauses
 
 TIMEOUT_US = 4000
+#: A threshold every draw but ``2**32 - 1`` is below.
+ALWAYS = model.frame_threshold(1)
 
 
 class TB(EthxEnv):
@@ -60,10 +63,15 @@ class TB(EthxEnv):
         return {name: value >> channel_counters[name].offset & 0xFFFF_FFFF
                 for name in model.COUNTERS}
 
-    def frame(self, control=0.5):
+    def frame(self, control=0.5, kind=None):
         """A random frame: mostly bridge-like, some (``control``) link control frames of any
-        kind byte, some short, some oversize."""
+        kind byte, some short, some oversize; with ``kind``, a link control frame of that kind
+        byte, 64 bytes to ``max_frame_bytes``."""
         cfg, rng = self.config, self.rng
+        if kind is not None:
+            frame = bytearray(rng.randbytes(rng.randrange(64, cfg.max_frame_bytes + 1)))
+            frame[12:15] = LINK_ETHERTYPE.to_bytes(2, "big") + bytes([kind])
+            return bytes(frame)
         size = rng.choice([rng.randrange(64, 200), rng.randrange(1, 64),
                            rng.randrange(64, cfg.max_frame_bytes + 1),
                            cfg.max_frame_bytes, cfg.max_frame_bytes + rng.randrange(1, 20)])
@@ -90,7 +98,9 @@ class TB(EthxEnv):
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def matches_model(dut):
     """Random frames under random controls (changed between frames), stalls on both sides,
-    reseeds between frames: beats and counters as the model's."""
+    reseeds between frames: beats and counters as the model's. Every case at least once, for
+    certain where a draw decides: in the block of every error, the first frame is dropped
+    (``drop_threshold`` at its top) and the second, a control frame, dropped as one."""
     tb = TB(dut, seed=random.Random(cocotb.RANDOM_SEED).getrandbits(64))
     await tb.reset()
     tb.source.set_idle(random_pauses(tb.rng, 0.2))
@@ -111,6 +121,9 @@ async def matches_model(dut):
                     ctl_threshold=model.frame_threshold(1.0),
                     ctl_kinds=(1 << model.KIND_MASK_BITS) - 1, delay=controls.delay)
             tb.controls(controls)
+        if k in (30, 31, 32):       # 30 dropped; 31, a control frame, left to be dropped as one
+            drop = {30: ALWAYS, 31: 0}.get(k, controls.drop_threshold)
+            tb.controls(dataclasses.replace(controls, drop_threshold=drop))
         if k % 37 == 36:            # a reseed strobe with no beat taken in its clock
             seed = tb.rng.getrandbits(64)
             dut.seed.value = seed
@@ -121,7 +134,9 @@ async def matches_model(dut):
             dut.reseed.value = 0
             tb.model.reseed(seed)
             tb.source.set_idle(random_pauses(tb.rng, 0.2))
-        frame, user = tb.frame(control=0.9 if 30 <= k < 40 else 0.5), tb.rng.getrandbits(1)
+        frame = tb.frame(control=0.9 if 30 <= k < 40 else 0.5,
+                         kind=tb.rng.randrange(20) if k == 31 else None)
+        user = tb.rng.getrandbits(1)
         beats = tb.model.frame_beats(frame, user)
         expect += beats or []
         await tb.send(frame, user)

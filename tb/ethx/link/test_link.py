@@ -18,7 +18,7 @@ from scaleup_ip.ethx.link import (LINK_WORD_BYTES, MIN_BE_BYTES, EthxLink, LinkC
 from scaleup_ip.ethx.link.tx import BestEffortTx
 from scaleup_ip.model.ethx import link as model
 from sim import harness
-from sim.ethx.link.env import LinkPairEnv as TB
+from sim.ethx.link.env import LinkPairEnv as TB, kind_of
 from sim.ethx.link.pair import EthxLinkPair
 from sim.ethx.pair import NODES
 
@@ -26,8 +26,9 @@ TIMEOUT_US = 8000
 
 
 async def run(dut, frames, **kwargs):
-    vcs, pause = kwargs.pop("vcs", None), kwargs.pop("pause", 0.1)
+    vcs, pause, rule = kwargs.pop("vcs", None), kwargs.pop("pause", 0.1), kwargs.pop("rule", None)
     tb = TB(dut, **kwargs)
+    tb.rule = rule
     frames = max(20, frames * tb.config.eth_bytes // 8)     # a byte a clock is slow to simulate
     await tb.start(pause=pause)
     await tb.traffic(frames, vcs=vcs)
@@ -60,12 +61,12 @@ async def lossy(dut):
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def best_effort(dut):
     """The best-effort path both ways beside the link's frames: frames of every length (the
-    FCS at every place in a beat), malformed ones (too short, too long, a gap in ``keep``)
-    dropped and counted at the source, 3 % of the wire's frames of both kinds lost or
-    corrupted. The link's frames all arrive; the best-effort frames corrupted or dropped on
-    the wire are lost, the others arrive in order, but those the receiver counted dropped
-    for lack of room (its output paused at random, then stopped while four longest frames
-    come)."""
+    FCS at every place in a beat), malformed ones (too short, too long, a gap in ``keep``;
+    from the two ends in turn) dropped and counted at the source, 3 % of the wire's frames of
+    both kinds lost or corrupted. The link's frames all arrive; the best-effort frames
+    corrupted or dropped on the wire are lost, the others arrive in order, but those the
+    receiver counted dropped for lack of room (its output paused at random, then stopped
+    while four longest frames come)."""
     tb = TB(dut, loss=_loss(0.03, ("data", "be")))
     seen = {e: 0 for e in NODES}
 
@@ -81,8 +82,11 @@ async def best_effort(dut):
     frames = max(20, 40 * cfg.eth_bytes // 8)
     bad_keep = 0b101 if cfg.eth_bytes > 1 else None
     task = cocotb.start_soon(tb.traffic(frames))
+    ends = list(NODES)
     for k in range(frames * 3):
-        e = tb.rng.choice(list(NODES))
+        e = tb.rng.choice(ends)
+        if k % 10 == 9 or k % 10 == 5 and bad_keep:     # malformed: from the ends in turn
+            e = ends[k // 10 % 2]
         if k % 10 == 9:
             size = tb.rng.choice([1, 13, MIN_BE_BYTES - 1, cfg.max_be_bytes + 1])
             tb.offer_be(e, tb.be_frame(max(size, 14))[:size])
@@ -156,9 +160,20 @@ async def lost_acks(dut):
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def lost_nacks(dut):
-    """Data and NACKs lost: the replay timer and duplicates' ACKs recover."""
+    """Data and NACKs lost, 5 % and 60 %, and for certain a's 10th data frame and b's first
+    NACK (that frame must come again, and with the first NACK lost only the timer can replay
+    it): the replay timer and duplicates' ACKs recover."""
     frame = LinkConfig.from_env().rows(LinkConfig.from_env().max_wire_bytes)
-    tb = await run(dut, 60, loss={"data": 0.05, "nack": 0.6},
+    seen = collections.Counter()
+
+    def fate(end, got, wire):               # a's 10th data frame lost, b's first NACK
+        kind = (end, kind_of(got))
+        if kind not in (("a", "data"), ("b", "nack")):
+            return None
+        seen[kind] += 1
+        return False if seen[kind] == {"data": 10, "nack": 1}[kind[1]] else None
+
+    tb = await run(dut, 60, loss={"data": 0.05, "nack": 0.6}, rule=fate,
                    settings={"replay_timeout": frame + 600})
     assert sum(tb.tx(e)["TX_REPLAY_TIMER"] for e in NODES) > 0
 

@@ -81,8 +81,9 @@ async def compress_matches_model(dut):
 
 @cocotb.test(timeout_time=10, timeout_unit="ms")
 async def compress_random_timing(dut):
-    """Random idle and backpressure, Tx invalidations, clears and policy changes while
-    requests stream: every request still arrives with its own address."""
+    """Random idle and backpressure, Tx invalidations (two a batch: the first of an entry the
+    cache has, the second of any entry, rows and ways beyond the cache's too), clears and
+    policy changes while requests stream: every request still arrives with its own address."""
     env = TlTxEnv(dut)
     ctl = TxCacheControls(dut)
     await env.reset()
@@ -106,11 +107,15 @@ async def compress_random_timing(dut):
         items += batch
         for item in batch:
             env.send(item)
+        first = True                    # the batch's first invalidate: within the cache
         for op in env.rng.sample(["invalidate", "invalidate", "clear", "policy"], 4):
             await ClockCycles(dut.clk, env.rng.randrange(30))
             if op == "invalidate":
-                await ctl.invalidate(env.rng.randrange(env.config.cache_rows + 1),
-                                     env.rng.randrange(4))
+                cfg = env.config
+                rows, ways = ((cfg.cache_rows, cfg.cache_ways) if first
+                              else (cfg.cache_rows + 1, 4))
+                await ctl.invalidate(env.rng.randrange(rows), env.rng.randrange(ways))
+                first = False
             elif op == "clear":
                 await ctl.clear()
             elif op == "policy":
