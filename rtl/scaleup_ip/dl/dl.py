@@ -142,11 +142,12 @@ class UalinkDl(ConfiguredComponent):
         connect(m, from_wire.o, rx.i)
         connect(m, rx.o, unpack.i)
         connect(m, unpack.o, flipped(self.tl_out))
-        # The receiver's commands reach the transmitter through a register: one clock of
-        # Ack and Replay Request latency [ours], off the transmitter's window checks.
-        m.d.sync += tx.ingress.eq(rx.ingress)
+        # The receiver's commands and its own Replay Requests reach the transmitter through
+        # registers: one clock of Ack and Replay Request latency [ours], off the transmitter's
+        # window checks and the receiver's verdict.
+        m.d.sync += [tx.ingress.eq(rx.ingress), tx.request.eq(rx.request)]
         m.d.comb += [
-            tx.rx_seq.eq(rx.rx_seq), tx.request.eq(rx.request),
+            tx.rx_seq.eq(rx.rx_seq),
             tx.ack_timeout.eq(self.ack_timeout), rx.replay_limit.eq(self.replay_limit),
             crc_tx.kill.eq(0),
             self.tx_counts.eq(tx.counts), self.rx_counts.eq(rx.counts),

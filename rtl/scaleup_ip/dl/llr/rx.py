@@ -88,7 +88,8 @@ class LlrRx(ConfiguredComponent):
         Set Rx_ambiguous: trust only Explicit flits until one is taken [ours: the link enters
         NOP; flits lost while it was down never showed as bad CRCs].
     counts : Out(rx_counts)
-        Counters by :class:`~scaleup_ip.dl.layout.RxCount`.
+        Counters by :class:`~scaleup_ip.dl.layout.RxCount`, a clock after the flit's first
+        beat.
     """
 
     config_class = DlConfig
@@ -150,14 +151,12 @@ class LlrRx(ConfiguredComponent):
             | (is_explicit & (explicit.seq == 0))
         crc_ok = self.i.p.crc_ok
         fine = crc_ok & ~malformed
-        # [§6.6.4.1] Rx_seq_calc.
-        low = (command.seq_lo - last[:3])[:3]
-        delta = Mux((low == 0) & payload, 8, low)
-        calc = Mux(is_explicit, explicit.seq, (last + delta)[:SEQ_BITS])
         eligible = is_explicit | (~ambiguous & ~replay)
-        # ``calc`` is the expected number (a NOP: ``last``; a payload flit: ``after``, kept
-        # as a register) exactly when the header's number, or its low bits in a Command
-        # (delta 1 .. 8 for a payload flit, 0 for a NOP), match: no adder on the way.
+        # [§6.6.4.1] Rx_seq_calc (an Explicit flit's number; a Command's, ``last`` moved by
+        # the difference of flitSeqLo and its low bits, 1 .. 8 for a payload flit, 0 for a
+        # NOP) is the expected number (a NOP: ``last``; a payload flit: ``after``, kept as a
+        # register) exactly when the header's number, or its low bits in a Command, match:
+        # no adder on the way.
         after = Signal(SEQ_BITS, init=1, name="rx_next_seq")
         self.state.after = after
         want = Mux(payload, after, last)
@@ -204,9 +203,11 @@ class LlrRx(ConfiguredComponent):
             RxCount.GOOD: accept & payload,
             RxCount.BAD_CRC: arrive & ~crc_ok,
             RxCount.UNEXPECTED: out_of_order,
-            RxCount.DUPLICATES: out_of_order & payload & (seq_diff(last, calc) < _BEHIND),
+            # A Command payload flit is 1 .. 8 ahead of ``last``, never behind it.
+            RxCount.DUPLICATES: out_of_order & payload & is_explicit
+            & (seq_diff(last, explicit.seq) < _BEHIND),
             RxCount.DROPPED: arrive & fine & ~eligible,
             RxCount.MALFORMED: arrive & crc_ok & malformed,
             RxCount.REQUESTS: self.request,
-        })
+        }, late=True)
         return taken
