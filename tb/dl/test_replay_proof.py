@@ -13,10 +13,11 @@ flits itself: one for every 10th body beat taken with its payload bit set, minus
 frees, an Ack being taken when its ackReqSeq lies from the last acknowledged flit to the last
 sent (Figure 6-19). One assumption: no command carries ackReqSeq 0 (LlrRx drops those as
 malformed, §6.6.6.3, and is the only source of ``ingress``). Invariants: the harness's
-Tx_last_seq and Rx_last_ack equal LlrTx's (and are 1 .. 511, their distance the count); the
-body beats taken of the flit under way equal LlrTx's beat while it sends a packer flit, and
-that flit had room. TxReplay's 512-bit RAM is outside the asserts' cone of influence and Yosys
-drops it: the proof takes about 2 s at ``replay_depth`` 1 or 2, 11 s at 255.
+Tx_last_seq (and the two numbers after it, which LlrTx keeps as registers) and Rx_last_ack
+equal LlrTx's (and are 1 .. 511, their distance the count); the body beats taken of the flit
+under way equal LlrTx's beat while it sends a packer flit, and that flit had room.
+TxReplay's 512-bit RAM is outside the asserts' cone of influence and Yosys drops it: the
+proof takes about 2 s at ``replay_depth`` 1 or 2, 11 s at 255.
 
 This proof found that LlrTx, following §6.6.6.3's two window tests (each distance <= 256), took
 an Ack 255 or 256 ahead of Tx_last_seq while 0 or 1 flits were unacknowledged (the tests
@@ -175,6 +176,8 @@ class _Occupancy(Elaboratable):
                 Assert((last_seq != 0) & (last_ack != 0), "i: sequence numbers are 1 .. 511"),
                 Assert(seq_diff(last_seq, last_ack) == count, "i: the count in seq arithmetic"),
                 Assert(st.st.last_seq == last_seq, "i: Tx_last_seq"),
+                Assert(st.st.last_seq_1 == seq_next(last_seq), "i: Tx_last_seq + 1"),
+                Assert(st.st.last_seq_2 == seq_next(seq_next(last_seq)), "i: Tx_last_seq + 2"),
                 Assert(st.st.last_ack == last_ack, "i: Rx_last_ack"),
                 Assert(beats == Mux(new_flit, st.beat, 0), "i: body beats in step"),
                 Assert(~new_flit | (count < window), "i: a body flit under way has room"),

@@ -220,17 +220,23 @@ class LlrTx(ConfiguredComponent):
         st.new = done & body_src & self.body.p.payload
         new = under & body_src & self.body.p.payload
         moved = under & (src == ReplaySource.REPLAY) & ~st.restarted
-        # The replay's place among the unacknowledged flits: ``offset`` flits after the
-        # oldest; past them all when done; acknowledged meanwhile when beyond [ours]: it then
-        # goes on from the oldest.
-        offset = Signal(SEQ_BITS)
-        m.d.comb += offset.eq(Mux(moved, seq_diff(after.seq, st.oldest),
-                                  seq_diff(st.replay_seq, st.oldest)))
+        # The replay's place among the unacknowledged flits, oldest .. Tx_last_seq (one more
+        # when a packer flit ends now): among them, a flit is left; just past them, the
+        # replay is done; beyond, it was acknowledged meanwhile [ours] and goes on from the
+        # oldest. Each a cyclic interval from the oldest to Tx_last_seq or one or two after
+        # it (kept as registers), for both places the replay may be at, side by side.
+        def place(seq):
+            after_last = _within(seq, st.oldest, st.last_seq_1)
+            acked = Mux(new, ~_within(seq, st.oldest, st.last_seq_2), ~after_last)
+            left = Mux(new, acked | after_last,
+                       Mux(acked, st.unacked != 0,
+                           (st.unacked != 0) & _within(seq, st.oldest, st.last_seq)))
+            return acked, left
+        acked_moved, left_moved = place(after.seq)
+        acked_still, left_still = place(st.replay_seq)
+        acked = Mux(moved, acked_moved, acked_still)
+        more = st.replay & Mux(moved, left_moved, left_still)
         plus = st.unacked + 1
-        acked = Mux(new, offset > plus, offset > st.unacked)
-        left = Mux(new, Mux(acked, 1, offset < plus), Mux(acked, st.unacked != 0,
-                                                           offset < st.unacked))
-        more = st.replay & left
         room = Mux(new, (plus < cfg.replay_depth) & (plus < MAX_UNACKED),
                    (st.unacked < cfg.replay_depth) & (st.unacked < MAX_UNACKED))
         m.d.sync += [
@@ -256,7 +262,7 @@ class LlrTx(ConfiguredComponent):
         state it moves (at the end of the last beat, ``done``)."""
         payload = (src == ReplaySource.REPLAY) | ((src == ReplaySource.NEW) & packed)
         replayed = src == ReplaySource.REPLAY
-        flit_seq = Mux(replayed, seq, Mux(payload, seq_next(st.last_seq), st.last_seq))
+        flit_seq = Mux(replayed, seq, Mux(payload, st.last_seq_1, st.last_seq))
         count = Mux(st.explicit == 0, 0, st.explicit - 1)
         explicit = Signal(explicit_header)
         command = Signal(command_header)
@@ -286,7 +292,8 @@ class LlrTx(ConfiguredComponent):
             with m.If(ask):
                 m.d.sync += [st.requests.eq(st.requests - 1), st.request_seq.eq(ask_seq)]
             with m.If((src == ReplaySource.NEW) & packed):
-                m.d.sync += st.last_seq.eq(flit_seq)
+                m.d.sync += [st.last_seq.eq(flit_seq), st.last_seq_1.eq(st.last_seq_2),
+                             st.last_seq_2.eq(seq_next(st.last_seq_2))]
             with m.If(replayed & ~st.restarted):
                 m.d.sync += st.replay_seq.eq(seq_next(seq))
         with m.If(self.request):                    # after the ask above: a new request wins
@@ -389,6 +396,8 @@ class _State:
 
     def __init__(self, cfg):
         self.last_seq = Signal(SEQ_BITS, init=SEQ_MODULUS, name="tx_last_seq")
+        self.last_seq_1 = Signal(SEQ_BITS, init=1, name="tx_last_seq_1")     # ... + 1
+        self.last_seq_2 = Signal(SEQ_BITS, init=2, name="tx_last_seq_2")     # ... + 2
         self.last_ack = Signal(SEQ_BITS, init=SEQ_MODULUS, name="rx_last_ack")
         self.head = Signal(range(cfg.replay_depth), name="head")   # slot of last_ack + 1
         self.oldest = Signal(SEQ_BITS, init=1, name="oldest")      # last_ack + 1
@@ -422,6 +431,12 @@ class _Ready:
         self.seq = Signal(SEQ_BITS, name="ready_seq")       # ... and its sequence number
         self.replay_base = Signal(addresses, name="ready_replay_base")  # its first address
         self.new_base = Signal(addresses, name="ready_new_base")        # a packer flit's
+
+
+def _within(seq, first, last):
+    """Whether sequence number ``seq`` is in the cyclic interval ``first`` .. ``last`` (fewer
+    than 511 numbers, ``first`` included): compares, no subtraction."""
+    return Mux(first <= last, (seq >= first) & (seq <= last), (seq >= first) | (seq <= last))
 
 
 def _times_beats(slot):
