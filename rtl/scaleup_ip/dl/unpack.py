@@ -26,6 +26,7 @@ _announce = data.StructLayout({"flit": 1, "msg": 2})
 
 
 def _sizes(beat):
+    """Payload sectors in beat ``beat``."""
     return LAST_SECTORS if beat == BEATS_PER_FLIT - 1 else BEAT_SECTORS
 
 
