@@ -26,6 +26,7 @@ from scaleup_ip.dl import (
 from scaleup_ip.xorshift import Xorshift64
 from scaleup_ip.model.dl import err_link as model
 from sim import harness
+from sim.stats import plausible
 from sim.streams import LayoutSink, LayoutSource, random_pauses, reset
 
 # --- Layer 1: the model and the configuration, no simulator -----------------------------------
@@ -39,24 +40,6 @@ _XOR64 = (88172645463325252, (8748534153485358512, 3040900993826735515, 34539975
 def _sigmas(count, trials, p):
     """How many standard deviations ``count`` successes in ``trials`` lie from ``p``."""
     return abs(count - trials * p) / math.sqrt(max(trials * p * (1 - p), 1e-12))
-
-
-#: The odds that :func:`_plausible` rejects a count drawn at the rate it is checked against.
-TAIL = 1e-12
-
-
-def _plausible(count, trials, p):
-    """Whether ``count`` successes in ``trials`` at probability ``p`` each lie in neither tail of
-    mass ``TAIL / 2`` of the binomial distribution (exact sums: near ``p`` 0 or 1, as for
-    ``ALWAYS``, the bounds are counts, not a normal approximation's)."""
-    def pmf(k):
-        if p in (0, 1):
-            return float(k == trials * p)
-        return math.exp(math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
-                        + k * math.log(p) + (trials - k) * math.log1p(-p))
-    below = sum(pmf(k) for k in range(count + 1))
-    above = sum(pmf(k) for k in range(count, trials + 1))
-    return min(below, above) > TAIL / 2
 
 
 def _beats(rng, flits, partial=0):
@@ -406,7 +389,7 @@ async def err_link_bit_errors(dut):
         assert all(f.mask.bit_count() == f.bit_error for f in fates)
         received, corrupted = await tb.check()
         p = model.probability(threshold)
-        assert _plausible(corrupted, len(received), p), (corrupted, len(received), p)
+        assert plausible(corrupted, len(received), p), (corrupted, len(received), p)
 
 
 @cocotb.test(timeout_time=4, timeout_unit="ms")
@@ -423,7 +406,7 @@ async def err_link_drops(dut):
         dropped = sum(flit[0].dropped for flit in flits)
         received, corrupted = await tb.check()
         assert corrupted == 0 and len(received) == (count - dropped) * BEATS_PER_FLIT
-        assert _plausible(dropped, count, model.probability(threshold)), (dropped, count)
+        assert plausible(dropped, count, model.probability(threshold)), (dropped, count)
 
 
 @cocotb.test(timeout_time=6, timeout_unit="ms")

@@ -30,10 +30,10 @@ from scaleup_ip.model.ethx.channel import (
     payload_of,
 )
 from scaleup_ip.model.ethx.link import LINK_ETHERTYPE, Ctl
+from sim.stats import plausible
 
 WIDTHS = (8, 32, 64)
 MAX = (1 << 32) - 1             # a threshold every draw but 2**32 - 1 is below
-TAIL = 1e-12                    # the odds that a rate check fails at the rate it checks
 SMALL_MAX = 64                  # smallest max_frame_bytes
 BIG_MAX = 1500
 
@@ -60,18 +60,6 @@ def seed_of(name):
     seed = int(os.environ.get("SEED") or random.SystemRandom().randrange(1 << 31))
     print(f"{name}: seed {seed}")
     return seed
-
-
-def plausible(count, trials, p):
-    """Whether ``count`` successes in ``trials`` at probability ``p`` each lie in neither tail of
-    mass ``TAIL / 2`` of the binomial distribution (exact sums, not a normal
-    approximation)."""
-    def pmf(k):
-        return math.exp(math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
-                        + k * math.log(p) + (trials - k) * math.log1p(-p))
-    below = sum(pmf(k) for k in range(count + 1))
-    above = sum(pmf(k) for k in range(count, trials + 1))
-    return min(below, above) > TAIL / 2
 
 
 def counts(**nonzero):
