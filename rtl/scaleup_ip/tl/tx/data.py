@@ -2,7 +2,7 @@
 """Data half-flit producer of the TL packer: each control half-flit's schedule expanded into
 ready-made data half-flits, ahead of the flit emitter."""
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -72,6 +72,12 @@ class DataSequencer(wiring.Component):
     """Turns the schedules of control half-flits into data half-flits, one beat per clock,
     ahead of the flit emitter.
 
+    Parameters
+    ----------
+    skips : bool
+        Whether a schedule may have ``skip`` set; without, ``skip`` is ignored and the logic
+        that leaves out a first half-flit is not built.
+
     Members
     -------
     schedule : In(stream.Signature(schedule_layout))
@@ -99,7 +105,8 @@ class DataSequencer(wiring.Component):
     the beat waits while the aligner holds two items.
     """
 
-    def __init__(self):
+    def __init__(self, skips=True):
+        self._skips = skips
         super().__init__({
             "schedule": In(stream.Signature(schedule_layout)),
             "req_data": In(stream.Signature(req_beat_layout)),
@@ -161,7 +168,8 @@ class DataSequencer(wiring.Component):
         beat = data.View(half_pair, Mux(from_req, req.payload.data, rsp.payload.data))
         error = Mux(from_req, req.payload.error, rsp.payload.error)
         be_half = Signal(byte_enable_half)
-        skip = cur.sched.skip            # the beat's first half-flit was sent already
+        # The beat's first half-flit was sent already.
+        skip = cur.sched.skip if self._skips else Const(0)
         halves = [poison_half(beat[k], error) for k in range(2)]
         out = items.payload.halves
         m.d.comb += [
@@ -171,23 +179,27 @@ class DataSequencer(wiring.Component):
             out[ITEM_HALVES - 1].data.eq(be_half),
             after.sched.skip.eq(0),
         ]
+        # The beat's 64-byte slot in its request's byte-enable half-flit, and whether it is
+        # the request's first beat, for the first request with beats left; the half-flit is
+        # then formed once from them (not once per request).
+        pos = Signal(2)
+        first = Signal()
         for i in range(REQS_PER_CONTROL):
             cond = cur.beats[i] != 0
             with (m.If(cond) if i == 0 else m.Elif(cond)):
-                pos = Signal(2, name=f"r{i}_pos")        # the beat's 64-byte slot
                 entry = cur.sched.req[i]
-                first = cur.beats[i] == entry.beats     # the request's first beat
                 m.d.comb += [
                     pos.eq(entry.be_pos + entry.beats - cur.beats[i]),
-                    *(be_half[s].eq(Mux(first, 0, cur.acc[s])
-                                    | Mux(pos == s, req.payload.byte_en, 0))
-                      for s in range(byte_enable_half.length)),
+                    first.eq(cur.beats[i] == entry.beats),
                     after.beats[i].eq(cur.beats[i] - 1),
                     after.acc.eq(be_half),
                     after.be[i].eq(cur.be[i] & ~be_now),
                 ]
         with m.Elif(from_rsp):
             m.d.comb += after.rsp_beats.eq(cur.rsp_beats - 1)
+        m.d.comb += [be_half[s].eq(Mux(first, 0, cur.acc[s])
+                                   | Mux(pos == s, req.payload.byte_en, 0))
+                     for s in range(byte_enable_half.length)]
         ok = Signal()
         m.d.comb += [
             items.valid.eq((from_req & req.valid) | (from_rsp & rsp.valid)),

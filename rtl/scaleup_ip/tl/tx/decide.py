@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The TL packer's decision: how many requests and responses the next control half takes."""
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -42,8 +42,27 @@ decide_rsp_layout = data.StructLayout({
 
 
 def thermometer(value, width):
-    """Bit ``i`` set when ``value > i``."""
-    return Cat(*(value > i for i in range(width)))
+    """Bit ``i`` set when ``value > i`` (for ``i`` below ``width``; a negative ``value`` sets
+    none). Built from AND and OR terms of ``value``'s bits, so that synthesis makes LUTs of it
+    instead of a carry chain per bit."""
+    value = Value.cast(value)
+    bits = value[:-1] if value.shape().signed else value
+    low = max(1, (width - 1).bit_length())
+    high = bits[low:].any() if len(bits) > low else Const(0)
+    positive = ~value[-1] if value.shape().signed else Const(1)
+    return Cat(*(positive & (high | _above(bits[:low], i)) for i in range(width)))
+
+
+def _above(bits, const):
+    """``bits > const`` for a constant ``const``, from the least significant bit up: at each
+    bit, greater when the bit is set and the constant's is not, or the bits below are greater
+    and the bit equals the constant's."""
+    if const >> len(bits):
+        return Const(0)
+    greater = Const(0)
+    for k, bit in enumerate(bits):
+        greater = bit & greater if (const >> k) & 1 else bit | greater
+    return greater
 
 
 def _at_least(counter, value, width):

@@ -117,7 +117,8 @@ class TlTx(ConfiguredComponent):
             width=len(intake.req_beat.payload.as_value()), depth=cfg.tx_data_depth)
         m.submodules.rsp_data = rsp_data = SyncFIFOBuffered(
             width=len(intake.rsp_beat.payload.as_value()), depth=cfg.tx_data_depth)
-        m.submodules.seq = seq = DataSequencer()
+        # The compact composer's records never go direct, so no schedule skips a half-flit.
+        m.submodules.seq = seq = DataSequencer(skips=cfg.tx_packer == "best")
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
         m.d.comb += [
