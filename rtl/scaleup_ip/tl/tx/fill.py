@@ -280,31 +280,34 @@ class TxFill(wiring.Component):
         ]
 
         # What closing does to the rate limits, the swap and the balance, in the clock after
-        # (nothing joins or closes in it), from what the control was.
+        # (nothing joins or closes in it), from what the control was: the flits until the next
+        # control, and the items outstanding under each rate limit before those flits retire
+        # them, are registered at the close.
         closed_msg = Signal()
         closed_halves = Signal(7)
         closed_end = Signal(_SECTOR)
-        closed_req = Signal.like(req.n)
-        closed_rsp = Signal.like(rsp.n)
-        m.d.sync += [closed.eq(close), closed_msg.eq(msg), closed_halves.eq(halves),
-                     closed_end.eq(req_end), closed_req.eq(req.n), closed_rsp.eq(rsp.n)]
+        closed_swap = Signal()           # the next control is swapped
+        closed_flits = Signal(7)
+        req_sum = Signal(range(REQ_LIMIT + REQS_PER_CONTROL + 1))
+        rsp_sum = Signal(range(2 * RSP_LIMIT + 1))
         owed = Signal(7)
         flits = Signal(7)
-        m.d.comb += flits_to_next(swap, closed_halves, owed, flits)
+        m.d.comb += flits_to_next(swap, halves, owed, flits)
+        m.d.sync += [closed.eq(close), closed_msg.eq(msg), closed_halves.eq(halves),
+                     closed_end.eq(req_end), closed_swap.eq(~msg & owed[0]),
+                     closed_flits.eq(Mux(msg, 1, flits)),
+                     req_sum.eq(req_out + Mux(msg, 0, req.n)),
+                     rsp_sum.eq(rsp_out + Mux(msg, 0, rsp.n))]
         req_out_after = Signal.like(req_out)
         rsp_out_after = Signal.like(rsp_out)
-        m.d.comb += [
-            req_out_after.eq(Mux(closed_msg, outstanding_after(req_out, 0, 1),
-                                 outstanding_after(req_out, closed_req, flits))),
-            rsp_out_after.eq(Mux(closed_msg, outstanding_after(rsp_out, 0, 1),
-                                 outstanding_after(rsp_out, closed_rsp, flits))),
-        ]
+        m.d.comb += [req_out_after.eq(outstanding_after(req_sum, 0, closed_flits)),
+                     rsp_out_after.eq(outstanding_after(rsp_sum, 0, closed_flits))]
         req_allowed_after = thermometer(REQ_LIMIT - req_out_after, REQS_PER_CONTROL)
         rsp_allowed_after = thermometer(RSP_LIMIT - rsp_out_after, RSP_LIMIT)
         with m.If(closed):
             m.d.sync += [req_out.eq(req_out_after), rsp_out.eq(rsp_out_after),
                          req_allowed.eq(req_allowed_after), rsp_allowed.eq(rsp_allowed_after),
-                         swap.eq(Mux(closed_msg, 0, owed[0])), init.eq(init | closed_msg)]
+                         swap.eq(closed_swap), init.eq(init | closed_msg)]
         spent = Signal(credit_array(CREDIT_BITS))
         sent = Signal(credit_array(5))
         # Credits spent and returned are accounted in the clock after the close.
