@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Small combinational helpers shared by the TL blocks."""
 
-from amaranth import Array, Const
+from amaranth import Array, Const, Value
 
-__all__ = ["and_all", "or_all", "plus_one"]
+__all__ = ["above", "and_all", "or_all", "plus_one"]
 
 
 def or_all(values):
@@ -25,3 +25,19 @@ def and_all(values):
 def plus_one(n):
     """``n`` + 1 for a small ``n`` (a NumBeats field), as a multiplexer rather than an adder."""
     return Array(Const(x + 1, len(n) + 1) for x in range(1 << len(n)))[n]
+
+
+def above(value, const):
+    """``value > const`` for an unsigned ``value`` and a constant, from AND and OR terms of its
+    bits (from the least significant up: greater when the bit is set and the constant's is
+    not, or the bits below are greater and the bit equals the constant's), so that synthesis
+    makes LUTs of it rather than a carry chain."""
+    bits = Value.cast(value)
+    if const >> len(bits):
+        return Const(0)
+    if const < 0:
+        return Const(1)
+    greater = Const(0)
+    for k, bit in enumerate(bits):
+        greater = bit & greater if (const >> k) & 1 else bit | greater
+    return greater

@@ -16,6 +16,7 @@ from ..layout import (
     CreditSlot,
     credit_array,
 )
+from ..logic import above
 from .place import request_footprints
 
 __all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
@@ -43,26 +44,14 @@ decide_rsp_layout = data.StructLayout({
 
 def thermometer(value, width):
     """Bit ``i`` set when ``value > i`` (for ``i`` below ``width``; a negative ``value`` sets
-    none). Built from AND and OR terms of ``value``'s bits, so that synthesis makes LUTs of it
-    instead of a carry chain per bit."""
+    none). Built from AND and OR terms of ``value``'s bits (:func:`~scaleup_ip.tl.logic.above`),
+    so that synthesis makes LUTs of it instead of a carry chain per bit."""
     value = Value.cast(value)
     bits = value[:-1] if value.shape().signed else value
     low = max(1, (width - 1).bit_length())
     high = bits[low:].any() if len(bits) > low else Const(0)
     positive = ~value[-1] if value.shape().signed else Const(1)
-    return Cat(*(positive & (high | _above(bits[:low], i)) for i in range(width)))
-
-
-def _above(bits, const):
-    """``bits > const`` for a constant ``const``, from the least significant bit up: at each
-    bit, greater when the bit is set and the constant's is not, or the bits below are greater
-    and the bit equals the constant's."""
-    if const >> len(bits):
-        return Const(0)
-    greater = Const(0)
-    for k, bit in enumerate(bits):
-        greater = bit & greater if (const >> k) & 1 else bit | greater
-    return greater
+    return Cat(*(positive & (high | above(bits[:low], i)) for i in range(width)))
 
 
 def _at_least(counter, value, width):

@@ -58,17 +58,27 @@ def _fits(m, name, req_end, rsp_span):
     """Whether the next fields fit after requests ending at ``req_end`` and responses spanning
     ``rsp_span`` (from ``req_end``), for each reserve ``r`` (0, 1) and field width: bit
     ``4r + w`` a request (``w`` = 1 uncompressed), ``4r + 2 + w`` a response, ``8 + 4r + 2wq +
-    ws`` a request and a response together. Combinational."""
-    end = [req_end + _NARROW, wide_start(req_end) + _WIDE]
-    span = [rsp_span + 1, rsp_span + rsp_span[0] + 2]
+    ws`` a request and a response together. Combinational: a table of the two sector counts
+    (:func:`_fit_bits`), which synthesis makes a few LUTs of, not adders and compares."""
     bits = Signal(16, name=f"fits_{name}")
+    table = Array(Const(_fit_bits(end, span), 16) for span in _SECTOR for end in _SECTOR)
+    m.d.comb += bits.eq(table[Cat(req_end, rsp_span)])
+    return bits
+
+
+def _fit_bits(req_end, rsp_span):
+    """:func:`_fits` for numbers."""
+    wide = (req_end | 3) + 1 if req_end & 3 else req_end
+    end = [req_end + _NARROW, wide + _WIDE]
+    span = [rsp_span + 1, rsp_span + (rsp_span & 1) + 2]
+    bits = 0
     for r in (0, 1):
         limit = SECTORS_PER_HALF - r
         for w in (0, 1):
-            m.d.comb += [bits[4 * r + w].eq(end[w] + rsp_span <= limit),
-                         bits[4 * r + 2 + w].eq(req_end + span[w] <= limit)]
+            bits |= (end[w] + rsp_span <= limit) << (4 * r + w)
+            bits |= (req_end + span[w] <= limit) << (4 * r + 2 + w)
             for ws in (0, 1):
-                m.d.comb += bits[8 + 4 * r + 2 * w + ws].eq(end[w] + span[ws] <= limit)
+                bits |= (end[w] + span[ws] <= limit) << (8 + 4 * r + 2 * w + ws)
     return bits
 
 

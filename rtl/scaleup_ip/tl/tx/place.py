@@ -34,6 +34,7 @@ from ..layout import (
     uncompressed_response,
     write_or_multi_response,
 )
+from ..logic import above
 
 __all__ = [
     "ControlPlacer",
@@ -288,7 +289,7 @@ def flow_control_fields(m, pending):
             top = CMD_CREDIT_MAX if cls in (CreditClass.REQ_CMD, CreditClass.RSP_CMD) \
                 else DATA_CREDIT_MAX
             m.d.comb += [
-                sub.count.eq(Mux(pending[cls][slot] > top, top, pending[cls][slot])),
+                sub.count.eq(Mux(above(pending[cls][slot], top), top, pending[cls][slot])),
                 sub.t.eq(slot != CreditSlot.POOL),
                 sub.vc.eq(max(slot - CreditSlot.VC0, 0)),
             ]
