@@ -8,7 +8,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import Component, In, Out
 
 from ...crc import Crc32
-from .insert import DL_CRC_CONFIG, dl_crc, feed_crc
+from .insert import BEAT_QUEUE_DEPTH, DL_CRC_CONFIG, dl_crc, feed_crc
 from ..layout import (
     BEAT_BYTES,
     BEATS_PER_FLIT,
@@ -27,8 +27,6 @@ from ..layout import (
 
 __all__ = ["DlCrcCheck"]
 
-#: Beats waiting for their flit's check: a flit, the engine's latency, slack.
-_DEPTH = 32
 #: What the last beat tells about its flit.
 _verdict = data.StructLayout({
     "field": CRC_BYTES * 8,         # the CRC received
@@ -63,7 +61,7 @@ class DlCrcCheck(Component):
         m = Module()
         m.submodules.crc = crc = Crc32(DL_CRC_CONFIG)
         m.submodules.beats = beats = SyncFIFOBuffered(width=phy_beat_layout.size,
-                                                      depth=_DEPTH)
+                                                      depth=BEAT_QUEUE_DEPTH)
         m.submodules.verdicts = verdicts = SyncFIFOBuffered(width=_verdict.size, depth=4)
         beat = self.i.p
         take = self.i.valid & self.i.ready

@@ -9,12 +9,14 @@ from amaranth.lib.wiring import Component, In, Out
 from ...crc import Crc32, CrcConfig
 from ..layout import BEAT_BITS, CRC_BYTES, last_beat_layout, phy_beat_layout, phy_stream
 
-__all__ = ["DL_CRC_CONFIG", "DlCrcInsert", "dl_crc", "feed_crc"]
+__all__ = ["BEAT_QUEUE_DEPTH", "DL_CRC_CONFIG", "DlCrcInsert", "dl_crc", "feed_crc"]
 
 #: The CRC engine of the DL: a beat per clock at 512 bits; latency 11 clocks.
 DL_CRC_CONFIG = CrcConfig(data_width=BEAT_BITS, pipeline=2)
-#: Beats waiting for their flit's CRC: the engine's latency, a flit, and slack for ``o``.
-_DEPTH = 32
+#: Beats waiting for their flit's CRC (here) or its check (:class:`~.check.DlCrcCheck`): the
+#: engine's latency, a flit and slack need 32; 64 takes the same block RAM (15 EBR), where 32
+#: would go to distributed RAM (258 DPR16X4, about 1,000 LUT4 places).
+BEAT_QUEUE_DEPTH = 64
 
 
 def dl_crc(fcs):
@@ -74,7 +76,7 @@ class DlCrcInsert(Component):
         m.submodules.crc = crc = Crc32(DL_CRC_CONFIG)
         # A beat, and (on a last beat) whether to kill its flit.
         m.submodules.beats = beats = SyncFIFOBuffered(
-            width=phy_beat_layout.size + 1, depth=_DEPTH)
+            width=phy_beat_layout.size + 1, depth=BEAT_QUEUE_DEPTH)
         take = self.i.valid & self.i.ready
         zeroed = feed_crc(m, crc, self.i.p, take)
         m.d.comb += [

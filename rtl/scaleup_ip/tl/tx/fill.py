@@ -6,7 +6,7 @@ import operator
 from functools import reduce
 
 from amaranth import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In
 
@@ -223,6 +223,8 @@ class TxFill(wiring.Component):
         # Responses minus requests taken, less the balance count ``lead`` of rule 4 (which
         # closing makes ``-diff``, saturating): the balance as a round tests it.
         diff = Signal(range(-FAIR_LEAD_LIMIT - REQS_PER_CONTROL, FAIR_LEAD_LIMIT + RSP_LIMIT + 1))
+        # ``diff`` past the slack, and at it, registered beside it for the round.
+        lead = Signal(_lead_layout)
         req = _Kind("req", REQS_PER_CONTROL, CreditClass.REQ_CMD, CreditClass.REQ_DATA)
         rsp = _Kind("rsp", RSP_LIMIT, CreditClass.RSP_CMD, CreditClass.RSP_DATA)
         req_end = Signal(_SECTOR)        # the sector after the requests
@@ -270,7 +272,7 @@ class TxFill(wiring.Component):
             req_ok.eq(req_may & req_credit & fit_req),
             rsp_ok.eq(run & ~closed & self.rsp.valid & allow_rsp & rsp_credit & fit_rsp
                       & ~(req_may & (rh.beats == 0)
-                          & Mux(req_ok, diff + 1 > LEAD_SLACK + 1, diff + 1 > LEAD_SLACK))
+                          & Mux(req_ok, lead.over, lead.at))
                       & (~req_ok | fit_both)),
             self.req.ready.eq(req_ok), self.rsp.ready.eq(rsp_ok),
             msg.eq(self.give_init & ~init & ~fc_pending & ~swap),
@@ -364,6 +366,8 @@ class TxFill(wiring.Component):
                              Array(rsp_allowed)[Mux(rsp_ok, rsp.n + 1, rsp.n)])),
         ]
         m.d.sync += diff.eq(Mux(close, _saturated(diff), diff + rsp_ok - req_ok))
+        leads = Array([_lead(diff), _lead(diff + 1), _lead(diff - 1), _lead(diff)])
+        m.d.sync += lead.eq(Mux(close, _lead(_saturated(diff)), leads[outcome]))
         # Fields into the images in the clock after they join; the record the clock after
         # the control closed.
         self._images(m, req, rsp, req_ok, rsp_ok, req_pool, rsp_pool, start, off)
@@ -428,6 +432,16 @@ class TxFill(wiring.Component):
         for s, these in enumerate(terms):
             m.d.sync += img[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
         return img
+
+
+#: What a round tests of the balance: ``diff`` above :data:`LEAD_SLACK` (the response may not
+#: join with a request when the request has no data) and at it or above (nor alone).
+_lead_layout = data.StructLayout({"over": 1, "at": 1})
+
+
+def _lead(diff):
+    """The :data:`_lead_layout` flags of a value of ``diff``."""
+    return Cat(diff > LEAD_SLACK, diff >= LEAD_SLACK)
 
 
 def _saturated(diff):
