@@ -156,15 +156,14 @@ class _Kind:
         return credit, pool
 
     def spend(self, m, close, spent):
-        """What the fields spend, on their one slot, as of the clock after ``close``."""
-        n, beats = Signal.like(self.n), Signal.like(self.beats)
-        pool, vc = Signal(), Signal(2)
-        m.d.sync += [n.eq(Mux(close, self.n, 0)), beats.eq(self.beats), pool.eq(self.pool),
-                     vc.eq(self.vc)]
+        """What the fields spend, on their one slot, registered at ``close`` (so ``spent`` is
+        zero but in the clock after a close)."""
         for slot in CreditSlot:
-            mine = pool if slot == CreditSlot.POOL else ~pool & (vc == slot - CreditSlot.VC0)
-            m.d.comb += [spent[self.cmd][slot].eq(Mux(mine, n, 0)),
-                         spent[self.dat][slot].eq(Mux(mine & (n != 0), beats, 0))]
+            mine = self.pool if slot == CreditSlot.POOL else \
+                ~self.pool & (self.vc == slot - CreditSlot.VC0)
+            go = close & mine & (self.n != 0)
+            m.d.sync += [spent[self.cmd][slot].eq(Mux(go, self.n, 0)),
+                         spent[self.dat][slot].eq(Mux(go, self.beats, 0))]
 
 
 class TxFill(wiring.Component):
@@ -322,13 +321,14 @@ class TxFill(wiring.Component):
                          swap.eq(closed_swap), init.eq(init | closed_msg)]
         spent = Signal(credit_array(CREDIT_BITS))
         sent = Signal(credit_array(5))
-        # Credits spent and returned are accounted in the clock after the close.
+        # Credits spent and returned are registered at the close and accounted in the clock
+        # after it.
         req.spend(m, close & ~msg, spent)
         rsp.spend(m, close & ~msg, spent)
         returned = Signal.like(sent)
         fc_img = self._flow_control(m, req_end + rsp_span, returned)
         m.d.sync += sent.eq(Mux(close & ~msg, returned, 0))
-        held = account_credits(m, self, closed, spent, sent, None, fc_pending)
+        held = account_credits(m, self, Const(1), spent, sent, None, fc_pending)
         for kind, head, ok, credit, pool in ((req, rh, req_ok, req_credit, req_pool),
                                              (rsp, sh, rsp_ok, rsp_credit, rsp_pool)):
             m.d.comb += [x.eq(y) for x, y in zip((credit, pool), kind.credits(m, held, head, ok))]
