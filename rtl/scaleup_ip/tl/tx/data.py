@@ -46,6 +46,20 @@ class _State:
         """Everything but ``acc``."""
         return [self.sched, *self.beats, *self.be, self.rsp_beats]
 
+    def slot(self, m, name, fresh=False):
+        """Of the first request with beats left: the 64-byte slot of its next beat in its
+        byte-enable half-flit, and whether that beat is its first (``fresh``: no beat of the
+        schedule has gone, so it is, and the slot is the request's ``be_pos``)."""
+        pos, first = Signal(2, name=f"{name}_pos"), Signal(name=f"{name}_first")
+        for i in range(REQS_PER_CONTROL):
+            cond = self.beats[i] != 0
+            with (m.If(cond) if i == 0 else m.Elif(cond)):
+                entry = self.sched.req[i]
+                sent = 0 if fresh else entry.beats - self.beats[i]
+                m.d.comb += [pos.eq(entry.be_pos + sent),
+                             first.eq(1 if fresh else self.beats[i] == entry.beats)]
+        return pos, first
+
     def kind(self, m, name):
         """What the next beat is, as a :data:`_kind` signal: from the request-data queue, from
         the response-data queue, and whether a byte-enable half-flit follows it."""
@@ -141,7 +155,14 @@ class DataSequencer(wiring.Component):
                      for a, b, c in zip(cur.signals(), fresh.signals(), reg.signals())]
         m.d.comb += [cur.acc.eq(reg.acc),
                      cur_kind.eq(Mux(start, fresh.kind(m, "fresh"), reg_kind))]
-        after, moved, pop_req, pop_rsp = self._step(m, cur, cur_kind, align.i)
+        # Where the beat goes in its request's byte-enable half-flit, and whether it is the
+        # request's first beat, from the registered state or (a schedule's first beat) the
+        # offered schedule, each formed from registers: ``start`` only picks one.
+        reg_pos, reg_first = reg.slot(m, "reg")
+        fresh_pos, _ = fresh.slot(m, "fresh", fresh=True)
+        pos, first = Signal(2), Signal()
+        m.d.comb += [pos.eq(Mux(start, fresh_pos, reg_pos)), first.eq(start | reg_first)]
+        after, moved, pop_req, pop_rsp = self._step(m, cur, cur_kind, align.i, pos, first)
         m.d.comb += [
             self.schedule.ready.eq(idle),
             self.req_data.ready.eq(pop_req), self.rsp_data.ready.eq(pop_rsp),
@@ -157,10 +178,11 @@ class DataSequencer(wiring.Component):
             m.d.sync += reg.acc.eq(after.acc)
         return m
 
-    def _step(self, m, cur, kind, items):
-        """One beat from state ``cur`` (whose next beat is ``kind``) into the aligner's
-        ``items`` stream. Returns the state after it, whether the beat went (it is there and
-        the aligner has room) and which data queue (request, response) it pops."""
+    def _step(self, m, cur, kind, items, pos, first):
+        """One beat from state ``cur`` (whose next beat is ``kind``, at ``pos`` in its
+        request's byte-enable half-flit, ``first``: its request's first beat) into the
+        aligner's ``items`` stream. Returns the state after it, whether the beat went (it is
+        there and the aligner has room) and which data queue (request, response) it pops."""
         after = _State("after")
         m.d.comb += [a.eq(b) for a, b in zip(after.signals(), cur.signals())]
         req, rsp = self.req_data, self.rsp_data
@@ -179,18 +201,12 @@ class DataSequencer(wiring.Component):
             out[ITEM_HALVES - 1].data.eq(be_half),
             after.sched.skip.eq(0),
         ]
-        # The beat's 64-byte slot in its request's byte-enable half-flit, and whether it is
-        # the request's first beat, for the first request with beats left; the half-flit is
-        # then formed once from them (not once per request).
-        pos = Signal(2)
-        first = Signal()
+        # The byte-enable half-flit is formed once from ``pos`` and ``first`` (not once per
+        # request).
         for i in range(REQS_PER_CONTROL):
             cond = cur.beats[i] != 0
             with (m.If(cond) if i == 0 else m.Elif(cond)):
-                entry = cur.sched.req[i]
                 m.d.comb += [
-                    pos.eq(entry.be_pos + entry.beats - cur.beats[i]),
-                    first.eq(cur.beats[i] == entry.beats),
                     after.beats[i].eq(cur.beats[i] - 1),
                     after.acc.eq(be_half),
                     after.be[i].eq(cur.be[i] & ~be_now),
