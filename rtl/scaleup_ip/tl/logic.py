@@ -33,10 +33,10 @@ def above(value, const):
     not, or the bits below are greater and the bit equals the constant's), so that synthesis
     makes LUTs of it rather than a carry chain."""
     bits = Value.cast(value)
-    if const >> len(bits):
-        return Const(0)
     if const < 0:
         return Const(1)
+    if const >> len(bits):
+        return Const(0)
     greater = Const(0)
     for k, bit in enumerate(bits):
         greater = bit & greater if (const >> k) & 1 else bit | greater
