@@ -38,6 +38,7 @@ from scaleup_ip.tl import AddrCacheConfig, OriginatorConfig, TlConfig
 from scaleup_ip.tl.rx import TlRx
 from scaleup_ip.tl.tx import TlTx, TxAddrCache
 from scaleup_ip.tl.upli import UpliOriginator
+from scaleup_ip.ualink import UalinkEnd, UalinkEndConfig
 from sim import toolchain
 
 from fpga import report
@@ -62,6 +63,9 @@ BLOCKS = [
     ("tl_originator", UpliOriginator, OriginatorConfig(), "abc"),
     ("dl", UalinkDl, DlConfig(), "abc"),
     ("dl_err_link", ErrorLink, ErrLinkConfig(), "abc9"),
+    # A whole UALink end as it would go on a board: the compact packer, 4-way x 1024-row caches.
+    ("ualink_end", UalinkEnd,
+     UalinkEndConfig(tx_packer="compact", cache_ways=4, cache_rows=1024), "abc"),
     ("ethx_framer", EthxFramer, EthxConfig(), "abc"),
     ("ethx_deframer", EthxDeframer, EthxConfig(), "abc"),
     ("ethx_parse", RecordParse, EthxConfig(), "abc"),

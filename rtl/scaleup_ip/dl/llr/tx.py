@@ -323,29 +323,36 @@ class LlrTx(ConfiguredComponent):
         ``started``: a flit starts now, as ``ready`` chose it a clock before."""
         cfg = self._config
         ingress = self.ingress
-        a = ingress.ack_req_seq
-        freed = seq_diff(a, st.last_ack)                    # flits an Ack frees
-        in_buffer = seq_diff(st.last_seq, a) <= _WINDOW
+        a = Signal(SEQ_BITS)
+        # The reserved 0 counts as 511, as in the mod-511 arithmetic of seq_diff.
+        m.d.comb += a.eq(Mux(ingress.ack_req_seq == 0, SEQ_MODULUS, ingress.ack_req_seq))
+        left = seq_diff(st.last_seq, a)                     # unacknowledged after an Ack
+        in_buffer = left <= _WINDOW
         ack = ingress.command & (ingress.op == FlitOp.ACK)
         ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
         # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
         # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
         # overlap and would take an Ack 255 or 256 ahead, leaving 256 flits "unacknowledged".
-        ack_ok = ack & (freed <= st.unacked)
+        # So an Ack is in the cyclic interval Rx_last_ack .. Tx_last_seq (compares, no
+        # subtraction), and what it leaves is Tx_last_seq - a.
+        ack_ok = ack & _within(a, st.last_ack, st.last_seq)
         offset = seq_diff(a, st.oldest)
         ask_ok = ask & (offset <= _WINDOW) & in_buffer
         st.ack_error = ack & ~ack_ok
         st.ask_error = ask & ~ask_ok
-        st.acked = ack_ok & (freed != 0)
-        m.d.sync += st.unacked.eq(st.unacked + st.new - Mux(ack_ok, freed, 0))
+        st.acked = ack_ok & (a != st.last_ack)
+        m.d.sync += st.unacked.eq(Mux(ack_ok, left, st.unacked) + st.new)
         # A request taken in the clock before a flit starts came after its choice.
         asked_before = Signal()
         m.d.sync += asked_before.eq(ask_ok)
         with m.If(ingress.flit & (st.ignore != 0)):
             m.d.sync += st.ignore.eq(st.ignore - 1)
         with m.If(ack_ok):
+            # Flit a + 1 is ``left`` slots before the slot of Tx_last_seq + 1 (``left`` is at
+            # most the unacknowledged flits, which TxReplay holds).
             m.d.sync += [st.last_ack.eq(a), st.oldest.eq(seq_next(a)),
-                         st.head.eq(_wrap(st.head + freed, cfg.replay_depth))]
+                         st.head.eq(_wrap(st.tail + cfg.replay_depth - left[:len(st.tail) + 1],
+                                          cfg.replay_depth))]
         with m.If(started & ready.done & ~asked_before):
             m.d.sync += st.replay.eq(0)
         with m.If(started):
