@@ -7,7 +7,7 @@ from functools import reduce
 
 from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In
 
 from ..layout import (
@@ -237,8 +237,9 @@ class TxFill(wiring.Component):
 
         m.submodules.records = records = SyncFIFO(width=record_layout.size,
                                                   depth=RECORDS_AHEAD + 1)
-        m.submodules.sched_q = sched_q = SyncFIFOBuffered(width=schedule_layout.size,
-                                                          depth=SCHEDULES_AHEAD)
+        # Written in the clock after a close (from registers), readable in the clock after that.
+        m.submodules.sched_q = sched_q = SyncFIFO(width=schedule_layout.size,
+                                                  depth=SCHEDULES_AHEAD)
         run = Signal()
         want = Signal()                  # the emitter's, registered
         m.d.sync += want.eq(self.want)
@@ -327,8 +328,12 @@ class TxFill(wiring.Component):
         rsp.spend(m, close & ~msg, spent)
         returned = Signal.like(sent)
         fc_img = self._flow_control(m, req_end + rsp_span, returned)
-        m.d.sync += sent.eq(Mux(close & ~msg, returned, 0))
-        held = account_credits(m, self, Const(1), spent, sent, None, fc_pending)
+        # What the Flow Control fields return is registered every clock and counted only in
+        # the clock after a close, so that ``close`` drives none of these registers.
+        sent_now = Signal.like(sent)
+        m.d.sync += sent.eq(returned)
+        m.d.comb += sent_now.eq(Mux(closed & ~closed_msg, sent, 0))
+        held = account_credits(m, self, Const(1), spent, sent_now, None, fc_pending)
         for kind, head, ok, credit, pool in ((req, rh, req_ok, req_credit, req_pool),
                                              (rsp, sh, rsp_ok, rsp_credit, rsp_pool)):
             m.d.comb += [x.eq(y) for x, y in zip((credit, pool), kind.credits(m, held, head, ok))]
@@ -374,6 +379,8 @@ class TxFill(wiring.Component):
         with m.If(closed):
             m.d.sync += [req.img.eq(0), rsp.img.eq(0)]
         rec = Signal(record_layout)
+        closed_sched = Signal(schedule_layout)
+        m.d.sync += closed_sched.eq(Cat(sched_req, rsp.beats, Const(0, 1)))
         terms = [[(Const(1), req.img[s]), (Const(1), fc_img[s])]
                  for s in range(SECTORS_PER_HALF)]
         for e in range(0, SECTORS_PER_HALF + 1, _NARROW):
@@ -386,8 +393,8 @@ class TxFill(wiring.Component):
             rec.msg.eq(closed_msg), rec.halves.eq(Mux(closed_msg, 0, closed_halves)),
             rec.half.eq(Mux(closed_msg, MsgType.CREDIT_INIT_DONE.value, half)),
             records.w_data.eq(rec), records.w_en.eq(closed),
-            sched_q.w_data.eq(Cat(sched_req, rsp.beats, Const(0, 1))),
-            sched_q.w_en.eq(close & ~msg & (halves != 0)),
+            sched_q.w_data.eq(closed_sched),
+            sched_q.w_en.eq(closed & ~closed_msg & (closed_halves != 0)),
         ]
         return m
 
