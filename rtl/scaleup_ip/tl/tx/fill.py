@@ -441,8 +441,9 @@ class TxFill(wiring.Component):
         return img
 
 
-#: What a round tests of the balance: ``diff`` above :data:`LEAD_SLACK` (the response may not
-#: join with a request when the request has no data) and at it or above (nor alone).
+#: What a round tests of the balance while a request without data may go: ``over``, ``diff``
+#: above :data:`LEAD_SLACK`, holds back a response that would join beside that request;
+#: ``at``, ``diff`` at :data:`LEAD_SLACK` or above, one that would join while it waits.
 _lead_layout = data.StructLayout({"over": 1, "at": 1})
 
 
