@@ -119,7 +119,7 @@ class LlrTx(ConfiguredComponent):
     unacked : Out(range(MAX_UNACKED + 1))
         Flits in TxReplay.
     counts : Out(tx_counts)
-        Counters by :class:`~scaleup_ip.dl.layout.TxCount`.
+        Counters by :class:`~scaleup_ip.dl.layout.TxCount`, a clock after their events.
     """
 
     config_class = DlConfig
@@ -392,7 +392,7 @@ class LlrTx(ConfiguredComponent):
             TxCount.REQUEST_ERRORS: st.ask_error,
             TxCount.TIMEOUTS: self.timeout,
         }
-        count_events(m, c, events)
+        count_events(m, c, events, late=True)
         with m.If(st.unacked > c[TxCount.PEAK]):
             m.d.sync += c[TxCount.PEAK].eq(st.unacked)
         m.d.comb += self.nop.eq(flit_done & ~packed & (src != ReplaySource.REPLAY))
