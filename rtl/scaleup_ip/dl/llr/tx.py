@@ -323,11 +323,13 @@ class LlrTx(ConfiguredComponent):
         ``started``: a flit starts now, as ``ready`` chose it a clock before."""
         cfg = self._config
         ingress = self.ingress
+        seq = ingress.ack_req_seq
         a = Signal(SEQ_BITS)
-        # The reserved 0 counts as 511, as in the mod-511 arithmetic of seq_diff.
-        m.d.comb += a.eq(Mux(ingress.ack_req_seq == 0, SEQ_MODULUS, ingress.ack_req_seq))
+        # In an Ack the reserved 0 counts as 511, as in the mod-511 arithmetic of seq_diff (a
+        # Replay Request's checks take it as it is, off the Ack's path).
+        m.d.comb += a.eq(Mux(seq == 0, SEQ_MODULUS, seq))
         left = seq_diff(st.last_seq, a)                     # unacknowledged after an Ack
-        in_buffer = left <= _WINDOW
+        in_buffer = seq_diff(st.last_seq, seq) <= _WINDOW
         ack = ingress.command & (ingress.op == FlitOp.ACK)
         ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
         # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
@@ -336,7 +338,7 @@ class LlrTx(ConfiguredComponent):
         # So an Ack is in the cyclic interval Rx_last_ack .. Tx_last_seq (compares, no
         # subtraction), and what it leaves is Tx_last_seq - a.
         ack_ok = ack & _within(a, st.last_ack, st.last_seq)
-        offset = seq_diff(a, st.oldest)
+        offset = seq_diff(seq, st.oldest)
         ask_ok = ask & (offset <= _WINDOW) & in_buffer
         st.ack_error = ack & ~ack_ok
         st.ask_error = ask & ~ask_ok
@@ -361,7 +363,7 @@ class LlrTx(ConfiguredComponent):
             # The slot of flit ``a`` when it is in TxReplay (else the replay goes from the
             # oldest, :meth:`_choose`).
             m.d.sync += [st.replay.eq(1), st.first_replay.eq(1), st.ignore.eq(REPLAY_IGNORE),
-                         st.replay_seq.eq(a), st.restarted.eq(1),
+                         st.replay_seq.eq(seq), st.restarted.eq(1),
                          st.replay_slot.eq(_wrap(st.head + offset[:len(st.head) + 1],
                                                  cfg.replay_depth))]
         st.asked_replay = ask_ok
