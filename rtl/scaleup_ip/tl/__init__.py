@@ -86,7 +86,7 @@ from .layout import (
     wr_rsp_stream,
     write_or_multi_response,
 )
-from .logic import and_all, or_all, plus_one
+from .logic import above, and_all, or_all, plus_one
 from .queue import WindowQueue
 from .rules import (
     LEGAL_COMMANDS,
@@ -182,6 +182,7 @@ __all__ = [
     "wr_rsp_layout",
     "wr_rsp_stream",
     "write_or_multi_response",
+    "above",
     "and_all",
     "or_all",
     "plus_one",
