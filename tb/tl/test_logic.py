@@ -5,8 +5,7 @@ import pytest
 from amaranth import Cat, Module, Signal, signed, unsigned
 from amaranth.sim import Simulator
 
-from scaleup_ip.tl import above
-from scaleup_ip.tl.tx import thermometer
+from scaleup_ip.tl import above, thermometer
 
 
 def _values(shape):

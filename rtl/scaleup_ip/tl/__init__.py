@@ -86,7 +86,7 @@ from .layout import (
     wr_rsp_stream,
     write_or_multi_response,
 )
-from .logic import above, and_all, or_all, plus_one
+from .logic import above, and_all, or_all, plus_one, thermometer
 from .queue import WindowQueue
 from .rules import (
     LEGAL_COMMANDS,
@@ -186,6 +186,7 @@ __all__ = [
     "and_all",
     "or_all",
     "plus_one",
+    "thermometer",
     "WindowQueue",
     "LEGAL_COMMANDS",
     "READ_STATUSES",

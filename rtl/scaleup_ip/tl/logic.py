@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Small combinational helpers shared by the TL blocks."""
 
-from amaranth import Array, Const, Value
+from amaranth import Array, Cat, Const, Value
 
-__all__ = ["above", "and_all", "or_all", "plus_one"]
+__all__ = ["above", "and_all", "or_all", "plus_one", "thermometer"]
 
 
 def or_all(values):
@@ -41,3 +41,15 @@ def above(value, const):
     for k, bit in enumerate(bits):
         greater = bit & greater if (const >> k) & 1 else bit | greater
     return greater
+
+
+def thermometer(value, width):
+    """Bit ``i`` set when ``value > i`` (for ``i`` below ``width``; a negative ``value`` sets
+    none). Built from AND and OR terms of ``value``'s bits (:func:`above`), so that synthesis
+    makes LUTs of it instead of a carry chain per bit."""
+    value = Value.cast(value)
+    bits = value[:-1] if value.shape().signed else value
+    low = max(1, (width - 1).bit_length())
+    high = bits[low:].any() if len(bits) > low else Const(0)
+    positive = ~value[-1] if value.shape().signed else Const(1)
+    return Cat(*(positive & (high | above(bits[:low], i)) for i in range(width)))

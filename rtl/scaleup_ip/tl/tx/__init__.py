@@ -15,7 +15,7 @@ from .compose import (
     schedule_queue,
 )
 from .data import DataSequencer, poison_half, req_beat_layout, rsp_beat_layout
-from .decide import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout, thermometer
+from .decide import DECIDE_CREDIT_BITS, TxDecide, decide_req_layout, decide_rsp_layout
 from .fill import TxFill
 from .halves import ITEM_HALVES, HalfAligner, half_item, half_layout
 from .intake import BURST_TIMEOUT, TxIntake
@@ -58,7 +58,6 @@ __all__ = [
     "TxDecide",
     "decide_req_layout",
     "decide_rsp_layout",
-    "thermometer",
     "ITEM_HALVES",
     "HalfAligner",
     "half_item",

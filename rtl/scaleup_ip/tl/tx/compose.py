@@ -19,8 +19,9 @@ from ..layout import (
     credit_array,
     credit_update_layout,
 )
+from ..logic import thermometer
 from ..queue import WindowQueue
-from .decide import DECIDE_CREDIT_BITS, TxDecide, thermometer
+from .decide import DECIDE_CREDIT_BITS, TxDecide
 from .place import (
     ControlPlacer,
     response_offsets,

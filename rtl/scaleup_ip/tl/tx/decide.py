@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The TL packer's decision: how many requests and responses the next control half takes."""
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -16,11 +16,10 @@ from ..layout import (
     CreditSlot,
     credit_array,
 )
-from ..logic import above
+from ..logic import thermometer
 from .place import request_footprints
 
-__all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
-           "thermometer"]
+__all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout"]
 
 #: Width of the capped credit counters the decision compares: 127 covers the most one control
 #: half can spend of any class (8 responses of 4 beats).
@@ -40,18 +39,6 @@ decide_req_layout = data.StructLayout({"vc": 2, "beats": range(MAX_BEATS + 1), "
 decide_rsp_layout = data.StructLayout({
     "vc": 2, "wide": 1, "total": range(_PREFIX_BEATS + 1), "span": 5, "one_vc": 1,
 })
-
-
-def thermometer(value, width):
-    """Bit ``i`` set when ``value > i`` (for ``i`` below ``width``; a negative ``value`` sets
-    none). Built from AND and OR terms of ``value``'s bits (:func:`~scaleup_ip.tl.logic.above`),
-    so that synthesis makes LUTs of it instead of a carry chain per bit."""
-    value = Value.cast(value)
-    bits = value[:-1] if value.shape().signed else value
-    low = max(1, (width - 1).bit_length())
-    high = bits[low:].any() if len(bits) > low else Const(0)
-    positive = ~value[-1] if value.shape().signed else Const(1)
-    return Cat(*(positive & (high | above(bits[:low], i)) for i in range(width)))
 
 
 def _at_least(counter, value, width):

@@ -25,6 +25,7 @@ from ..layout import (
     control_half,
     credit_array,
 )
+from ..logic import thermometer
 from .compose import (
     RECORDS_AHEAD,
     SCHEDULES_AHEAD,
@@ -34,7 +35,6 @@ from .compose import (
     outstanding_after,
     record_layout,
 )
-from .decide import thermometer
 from .place import (
     flow_control_fields,
     place_flow_control,
@@ -68,7 +68,7 @@ def _fits(m, name, req_end, rsp_span):
 
 def _fit_bits(req_end, rsp_span):
     """:func:`_fits` for numbers."""
-    wide = (req_end | 3) + 1 if req_end & 3 else req_end
+    wide = req_end + -req_end % _WIDE                  # wide_start for numbers
     end = [req_end + _NARROW, wide + _WIDE]
     span = [rsp_span + 1, rsp_span + (rsp_span & 1) + 2]
     bits = 0
