@@ -119,7 +119,8 @@ class DlUnpack(Component):
         filled = Signal(sector_array)
         # One rotator, by 16 - ``cursor`` (kept in a register): beat sector 0 -> 16 - cursor.
         amount = Signal(4)
-        moved = rotate(beat_in, amount)
+        moved = Signal.like(beat_in)        # a signal, not an expression: it has 17 readers
+        m.d.comb += moved.eq(rotate(beat_in, amount))
         for k in range(BEAT_SECTORS):
             # Sector k was received already when k < 16 - cursor (always for k = 0: no
             # comparison with a constant result is written).

@@ -8,7 +8,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import Component, In, Out
 
 from ...crc import Crc32
-from .insert import BEAT_QUEUE_DEPTH, DL_CRC_CONFIG, dl_crc, feed_crc
+from .insert import DL_CRC_CONFIG, beat_queues, dl_crc, feed_crc, move_together
 from ..layout import (
     BEAT_BYTES,
     BEATS_PER_FLIT,
@@ -20,7 +20,6 @@ from ..layout import (
     WIRE_POSITION,
     checked_stream,
     last_beat_layout,
-    phy_beat_layout,
     phy_stream,
     segment_header,
 )
@@ -60,8 +59,7 @@ class DlCrcCheck(Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.crc = crc = Crc32(DL_CRC_CONFIG)
-        m.submodules.beats = beats = SyncFIFOBuffered(width=phy_beat_layout.size,
-                                                      depth=BEAT_QUEUE_DEPTH)
+        queues = beats, flags = beat_queues(m, 1)
         m.submodules.verdicts = verdicts = SyncFIFOBuffered(width=_verdict.size, depth=4)
         beat = self.i.p
         take = self.i.valid & self.i.ready
@@ -71,25 +69,26 @@ class DlCrcCheck(Component):
         m.d.comb += [
             verdict.field.eq(closing.crc),
             Cat(verdict.header, verdict.headers).eq(_gather(m, beat, take)),
-            self.i.ready.eq(crc.i.ready & beats.w_rdy & verdicts.w_rdy),
-            beats.w_en.eq(take),
-            beats.w_data.eq(beat),
+            beats.w_data.eq(beat.data),
+            flags.w_data.eq(beat.last),
             verdicts.w_en.eq(take & beat.last),
             verdicts.w_data.eq(verdict),
         ]
         # A flit's beats leave once its CRC result is out of the engine; the result is held
         # (not taken) until the flit's last beat leaves.
-        head = phy_beat_layout(beats.r_data)
         known = _verdict(verdicts.r_data)
         ready_out = ~self.o.valid | self.o.ready
-        go = beats.r_rdy & crc.o.valid & verdicts.r_rdy & ready_out
-        m.d.comb += [beats.r_en.eq(go), crc.o.ready.eq(go & head.last),
-                     verdicts.r_en.eq(go & head.last)]
+        go = Signal()
+        w_rdy, r_rdy = move_together(m, queues, take, go)
+        last = flags.r_data
+        m.d.comb += [self.i.ready.eq(crc.i.ready & w_rdy & verdicts.w_rdy),
+                     go.eq(r_rdy & crc.o.valid & verdicts.r_rdy & ready_out),
+                     crc.o.ready.eq(go & last), verdicts.r_en.eq(go & last)]
         with m.If(go):
             m.d.sync += [
                 self.o.valid.eq(1),
-                self.o.p.data.eq(head.data),
-                self.o.p.last.eq(head.last),
+                self.o.p.data.eq(beats.r_data),
+                self.o.p.last.eq(last),
                 self.o.p.crc_ok.eq(dl_crc(crc.o.p.crc) == known.field),
                 self.o.p.header.eq(known.header),
                 self.o.p.headers.eq(known.headers),

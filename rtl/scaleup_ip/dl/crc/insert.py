@@ -7,9 +7,10 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import Component, In, Out
 
 from ...crc import Crc32, CrcConfig
-from ..layout import BEAT_BITS, CRC_BYTES, last_beat_layout, phy_beat_layout, phy_stream
+from ..layout import BEAT_BITS, CRC_BYTES, last_beat_layout, phy_stream
 
-__all__ = ["BEAT_QUEUE_DEPTH", "DL_CRC_CONFIG", "DlCrcInsert", "dl_crc", "feed_crc"]
+__all__ = ["BEAT_QUEUE_DEPTH", "DL_CRC_CONFIG", "DlCrcInsert", "beat_queues", "dl_crc", "feed_crc",
+           "move_together"]
 
 #: The CRC engine of the DL: a beat per clock at 512 bits; latency 11 clocks.
 DL_CRC_CONFIG = CrcConfig(data_width=BEAT_BITS, pipeline=2)
@@ -17,6 +18,27 @@ DL_CRC_CONFIG = CrcConfig(data_width=BEAT_BITS, pipeline=2)
 #: engine's latency, a flit and slack need 32; 64 takes the same block RAM (15 EBR), where 32
 #: would go to distributed RAM (258 DPR16X4, about 1,000 LUT4 places).
 BEAT_QUEUE_DEPTH = 64
+
+
+def beat_queues(m, flag_width):
+    """Two queues that move together: a beat's data in block RAM, and ``flag_width`` bits
+    about it (its ``last``, ...) in distributed RAM, where the head's flags come from a flop:
+    they steer the handshakes, which the block RAM's 5.6 ns clock-to-out (from the read
+    register inside it) left no room for. Returns ``(data, flags)``; write and read both
+    with the same enables (:func:`move_together`)."""
+    m.submodules.beats = data = SyncFIFOBuffered(width=BEAT_BITS, depth=BEAT_QUEUE_DEPTH)
+    m.submodules.beat_flags = flags = SyncFIFOBuffered(width=flag_width,
+                                                        depth=BEAT_QUEUE_DEPTH)
+    return data, flags
+
+
+def move_together(m, queues, w_en, r_en):
+    """Write and read the :func:`beat_queues` ``queues`` as one: returns ``(w_rdy, r_rdy)``
+    (equal for both, as they see the same enables)."""
+    data, flags = queues
+    m.d.comb += [data.w_en.eq(w_en), flags.w_en.eq(w_en),
+                 data.r_en.eq(r_en), flags.r_en.eq(r_en)]
+    return data.w_rdy, data.r_rdy
 
 
 def dl_crc(fcs):
@@ -28,7 +50,7 @@ def dl_crc(fcs):
 
 
 def feed_crc(m, crc, beat, take):
-    """Drive the CRC engine ``crc`` with ``beat`` (a :data:`phy_beat_layout` view) when
+    """Drive the CRC engine ``crc`` with ``beat`` (a :data:`~scaleup_ip.dl.layout.phy_beat_layout` view) when
     ``take``, the CRC bytes of a last beat taken as zero [§6.3.7]; returns the beat's data so
     zeroed."""
     closing = Signal(last_beat_layout)
@@ -74,31 +96,31 @@ class DlCrcInsert(Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.crc = crc = Crc32(DL_CRC_CONFIG)
-        # A beat, and (on a last beat) whether to kill its flit.
-        m.submodules.beats = beats = SyncFIFOBuffered(
-            width=phy_beat_layout.size + 1, depth=BEAT_QUEUE_DEPTH)
+        # A beat, and its flags: whether it is its flit's last, and then whether to kill it.
+        queues = beats, flags = beat_queues(m, 2)
         take = self.i.valid & self.i.ready
         zeroed = feed_crc(m, crc, self.i.p, take)
-        m.d.comb += [
-            self.i.ready.eq(crc.i.ready & beats.w_rdy),
-            beats.w_en.eq(take),
-            beats.w_data.eq(Cat(zeroed, self.i.p.last, self.kill & self.i.p.last)),
-        ]
-        head = phy_beat_layout(beats.r_data[:-1])
-        kill = beats.r_data[-1]
         # A flit's beats leave once its CRC is out of the engine (the result is taken with the
         # last beat), so that each flit leaves in 10 consecutive clocks while ``o`` is ready.
         ready_out = ~self.o.valid | self.o.ready
-        go = beats.r_rdy & ready_out & crc.o.valid
+        go = Signal()
+        w_rdy, r_rdy = move_together(m, queues, take, go)
+        last, kill = flags.r_data
+        m.d.comb += [
+            self.i.ready.eq(crc.i.ready & w_rdy),
+            beats.w_data.eq(zeroed),
+            flags.w_data.eq(Cat(self.i.p.last, self.kill & self.i.p.last)),
+            go.eq(r_rdy & ready_out & crc.o.valid),
+        ]
         closing = Signal(last_beat_layout)         # the last beat with its CRC (its CRC
-        m.d.comb += [closing.eq(head.data),        # bytes are zero in the queue)
+        m.d.comb += [closing.eq(beats.r_data),     # bytes are zero in the queue)
                      closing.crc.eq(dl_crc(crc.o.p.crc) ^ kill.replicate(CRC_BYTES * 8)),
-                     beats.r_en.eq(go), crc.o.ready.eq(go & head.last)]
+                     crc.o.ready.eq(go & last)]
         with m.If(go):
             m.d.sync += [
                 self.o.valid.eq(1),
-                self.o.p.last.eq(head.last),
-                self.o.p.data.eq(Mux(head.last, closing, head.data)),
+                self.o.p.last.eq(last),
+                self.o.p.data.eq(Mux(last, closing, beats.r_data)),
             ]
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
