@@ -50,9 +50,9 @@ def dl_crc(fcs):
 
 
 def feed_crc(m, crc, beat, take):
-    """Drive the CRC engine ``crc`` with ``beat`` (a :data:`~scaleup_ip.dl.layout.phy_beat_layout` view) when
-    ``take``, the CRC bytes of a last beat taken as zero [§6.3.7]; returns the beat's data so
-    zeroed."""
+    """Drive the CRC engine ``crc`` with ``beat`` (a
+    :data:`~scaleup_ip.dl.layout.phy_beat_layout` view) when ``take``, the CRC bytes of a last
+    beat taken as zero [§6.3.7]; returns the beat's data so zeroed."""
     closing = Signal(last_beat_layout)
     zeroed = Signal(BEAT_BITS)
     m.d.comb += [
