@@ -9,6 +9,7 @@ flit, so credits returned by the RTL reach the model before it packs the next fl
 import random
 
 import cocotb
+from amaranth import Shape
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
@@ -33,12 +34,33 @@ from scaleup_ip.tl import (
 from sim.streams import LayoutSink, random_pauses, reset
 from sim.tl.env import PERIOD_NS, config_credits
 
-__all__ = ["TlRxEnv", "UpliItemSink", "rebuild_items"]
+__all__ = ["TlRxEnv", "UpliItemSink", "credit_update_table", "rebuild_items"]
 
-def _table(bits):
-    view = credit_update_layout.from_bits(int(bits))
-    return {cls: {slot: int(getattr(view, cls)[s]) for s, slot in enumerate(SLOTS)}
-            for cls in CLASSES}
+
+def _fields():
+    """``(class, slot, offset, mask)`` of every count of :data:`credit_update_layout`."""
+    fields = []
+    for cls in CLASSES:
+        field = credit_update_layout[cls]
+        width = Shape.cast(field.shape.elem_shape).width
+        fields += [(cls, slot, field.offset + s * width, (1 << width) - 1)
+                   for s, slot in enumerate(SLOTS)]
+    return fields
+
+
+_FIELDS = _fields()
+
+
+def credit_update_table(bits):
+    """``{class: {slot: n}}`` from the bits of a :data:`credit_update_layout` port (``give``,
+    ``grant``), by the layout's offsets found once: read through a layout view at every clock,
+    the two ports took most of a simulation's time."""
+    value = int(bits)
+    table = {cls: dict.fromkeys(SLOTS, 0) for cls in CLASSES}
+    if value:
+        for cls, slot, offset, mask in _FIELDS:
+            table[cls][slot] = value >> offset & mask
+    return table
 
 
 def _add(total, table):
@@ -109,7 +131,8 @@ class TlRxEnv:
         """One clock: the ``give``/``grant`` values of the clock that ended, as tables."""
         await RisingEdge(self.dut.clk)
         dut = self.dut
-        give, grant = _table(dut.give.value), _table(dut.grant.value)
+        give = credit_update_table(dut.give.value)
+        grant = credit_update_table(dut.grant.value)
         _add(self.given if self.dut.give_init.value else self.initial, give)
         _add(self.granted, grant)
         return give

@@ -31,10 +31,10 @@ async def bridge_random_both_ways(dut):
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def bridge_release_litmus(dut):
     """Message passing (sim/ethx/litmus.py): whenever B's memory shows the flag written with
-    release, it shows the data written before it; 100 rounds."""
+    release, it shows the data written before it; RELEASE_ROUNDS rounds."""
     tb = PairEnv(dut, delay=40)
     await tb.reset()
-    stale = await release_litmus(tb, 100)
+    stale = await release_litmus(tb, int(os.environ.get("RELEASE_ROUNDS", "100")))
     assert not stale, f"rounds that saw the flag before the data: {stale}"
     tb.check_frames()
 
@@ -61,9 +61,12 @@ CONFIGS = [(EthxConfig(sources=4), harness.long_form(250, 1000)),
            (EthxConfig(sources=4, eth_width=8, data_width=128, proxy=True),
             harness.long_form(100, 200))]
 
+#: Rounds of the release litmus, each configuration (the long form's at ``make soak``).
+RELEASE_ROUNDS = harness.long_form(40, 100)
+
 
 @pytest.mark.soak
 @pytest.mark.parametrize("config,rounds", CONFIGS, ids=[c.slug() for c, _ in CONFIGS])
 def test_bridge(config, rounds):
     harness.run(EthxPair(config), config, toplevel="ethx_pair", test_module=__name__,
-                extra_env={"MP_ROUNDS": str(rounds)})
+                extra_env={"MP_ROUNDS": str(rounds), "RELEASE_ROUNDS": str(RELEASE_ROUNDS)})

@@ -8,6 +8,8 @@ nothing kept or owed. Then completion timeouts: the far side goes silent, or the
 good; every read and write of the near GPU completes SLVERR within the timeout's bounds and its
 AXI port sees every burst whole and every request answered."""
 
+import os
+
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles
@@ -143,12 +145,12 @@ async def link_down_and_up(dut):
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 async def message_passing_lossy(dut):
     """Release and acquire (sim/ethx/litmus.py) while frames are lost: the retry keeps the
-    order the bridges rely on."""
+    order the bridges rely on (MP_ROUNDS rounds of the producer, fewer at a narrow wire)."""
     cfg = EthxConfig.from_env()
     tb = LossyEnv(dut)
     await tb.reset()
     tb.lossy_both(fer=0.01, ber=1e-6)
-    rounds = _scaled(cfg, 100)
+    rounds = _scaled(cfg, int(os.environ.get("MP_ROUNDS", "100")))
     reads, seen, failures = await message_passing(tb, rounds)
     assert not failures, failures[:10]
     await tb.drain()
@@ -231,10 +233,16 @@ SEEDS = [(CONFIGS[1], "link_down_and_up", 1068361684), (CONFIGS[1], "lossy_heavy
          (CONFIGS[0], "lossy_heavy", 1804400685)]
 
 
+#: Rounds of ``message_passing_lossy`` at a 64-bit wire (the long form's at ``make soak``).
+MP_ROUNDS = harness.long_form(40, 100)
+
+
+@pytest.mark.soak
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.slug() for c in CONFIGS])
 def test_lossy(config):
     harness.run(EthxLossyPair(config), config, toplevel="ethx_lossy_pair",
-                test_module=__name__, testcase=None if config is CONFIGS[0] else LOSSY_TESTS)
+                test_module=__name__, testcase=None if config is CONFIGS[0] else LOSSY_TESTS,
+                extra_env={"MP_ROUNDS": str(MP_ROUNDS)})
 
 
 @pytest.mark.soak_only

@@ -88,9 +88,9 @@ class EthxChannel:
         while True:
             frame = b""
             while True:
-                beat = await self.sink.recv()
-                frame += int(beat.data).to_bytes(width, "little")[:int(beat.keep).bit_length()]
-                if beat.last:
+                data, keep, last = await self.sink.recv_fields("data", "keep", "last")
+                frame += data.to_bytes(width, "little")[:keep.bit_length()]
+                if last:
                     break
             self._gaps.hold = self._gap_clocks
             self.frames.append((cycle(), frame))

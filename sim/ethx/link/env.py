@@ -189,9 +189,9 @@ class LinkPairEnv(EthxEnv):
         while True:
             data = b""
             while True:
-                beat = await self.sink[end].recv()
-                data += int(beat.data).to_bytes(cfg.eth_bytes, "little")
-                if beat.last:
+                bits, last = await self.sink[end].recv_fields("data", "last")
+                data += bits.to_bytes(cfg.eth_bytes, "little")
+                if last:
                     break
             self.got[end][model.link_vc(data, cfg.vcs)].append(data)
             self.arrivals[end].append((cycle(), len(data)))
@@ -204,11 +204,10 @@ class LinkPairEnv(EthxEnv):
         while True:
             data = b""
             while True:
-                beat = await self.be_sink[end].recv()
-                keep = int(beat.keep)
-                assert keep == ones or (beat.last and keep and keep & (keep + 1) == 0), keep
-                data += int(beat.data).to_bytes(cfg.eth_bytes, "little")[:keep.bit_length()]
-                if beat.last:
+                bits, keep, last = await self.be_sink[end].recv_fields("data", "keep", "last")
+                assert keep == ones or (last and keep and keep & (keep + 1) == 0), keep
+                data += bits.to_bytes(cfg.eth_bytes, "little")[:keep.bit_length()]
+                if last:
                     break
             self.be_got[end].append(data)
 
@@ -283,13 +282,24 @@ class LinkPairEnv(EthxEnv):
                 return False
         return True
 
-    async def settle(self, clocks=200_000):
+    async def settle(self, clocks=200_000, flushed=False):
         """Until every frame has arrived and both ends have nothing kept or owed; then the
         periodic CF_UPDATEs and CC_UPDATEs stop (:meth:`resume` starts them again), and those
-        on the way land."""
+        on the way land. With ``flushed`` (frames a FLUSH dropped never arrive), also once
+        nothing is owed or waiting, both transmitters advance and no frame has arrived, all
+        through two periods of the periodic control frames."""
+        window = max(200, 2 * max(self.settings[k] for k in _PERIODS))
+        still, seen = 0, None
         for _ in range(clocks // 100):
             if self.delivered() and self.quiet():
                 break
+            if flushed:
+                now = (tuple(map(len, self.arrivals.values())),
+                       tuple(map(len, self.be_got.values())))
+                still = still + 100 if now == seen and self._drained() else 0
+                seen = now
+                if still >= window:
+                    break
             await ClockCycles(self.dut.clk, 100)
         self._periods = {k: self.settings[k] for k in _PERIODS}
         self.settings.update(dict.fromkeys(_PERIODS, 0))
@@ -304,6 +314,15 @@ class LinkPairEnv(EthxEnv):
             await ClockCycles(self.dut.clk, 4 * self.config.rows(self.config.max_wire_bytes))
             if all(self.channel[e].idle() for e in NODES):
                 break
+
+    def _drained(self):
+        """Every credit taken given back (:meth:`quiet`: no data frame kept, on the wire or in
+        a receive buffer), nothing waiting at a bridge side, both transmitters in ADVANCE (a
+        frame queued would go at once), every best-effort frame through
+        (:meth:`be_delivered`)."""
+        return (self.quiet() and self.be_delivered()
+                and all(self.source[e].empty() and int(getattr(self.dut, f"{e}_tx_state").value)
+                        == TxState.ADVANCE.value for e in NODES))
 
     def resume(self):
         """The periodic CF_UPDATEs and CC_UPDATEs that :meth:`settle` stopped, back on: for

@@ -354,7 +354,7 @@ async def link_down_too_long(dut):
     tb.set_up(1)
     tb.down = False
     await task
-    await tb.settle()
+    await tb.settle(flushed=True)
     tb.check(flushed=True)
     assert sum(tb.tx(e)["TX_FLUSHED"] for e in NODES) > 0
     assert all(tb.tx(e)["INIT_ECHO_RX"] >= 2 for e in NODES)

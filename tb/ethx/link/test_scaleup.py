@@ -220,7 +220,7 @@ async def _replay_to_flush(dut, rule_of, *, settings=None, frames=100):
     flushed = tb.tx("a")["TX_FLUSHED"]
     tb.rule = None
     await task
-    await tb.settle()
+    await tb.settle(flushed=True)
     tb.check(flushed=True)
     return tx, flushed, tb
 
@@ -356,7 +356,7 @@ async def llr_08_flush_recovery(dut):
     await task
     before = sum(map(len, tb.got["b"]))
     await tb.run_frames(MIX * 34)
-    await tb.settle()
+    await tb.settle(flushed=True)
     tb.check(flushed=True)
     tx = tb.tx("a")
     after = sum(map(len, tb.got["b"])) - before
@@ -477,7 +477,7 @@ async def cbfc_03_credit_recovery(dut):
     tb.rule = None
     tb.settings["cc_period"] = 400
     tb.apply_settings()
-    await tb.settle()
+    await tb.settle(flushed=True)
     tb.check(flushed=True)
     s_cc, s_cf = tb.credits("a_s_cc", 1), tb.credits("a_s_cf", 1)
     r_cc, r_cf = tb.credits("b_r_cc", 1), tb.credits("b_r_cf", 1)

@@ -42,7 +42,6 @@ from scaleup_ip.tl import (
     RSP_LIMIT,
     RxError,
     TlConfig,
-    credit_update_layout,
     rd_rsp_layout,
     request_length_ok,
 )
@@ -52,7 +51,7 @@ from sim.prove import prove
 from sim.tl.cache_traffic import RegionAnswers
 from sim.tl.env import config_credits
 from sim.tl.examples import EXAMPLES, build
-from sim.tl.rx_env import TlRxEnv
+from sim.tl.rx_env import TlRxEnv, credit_update_table
 from sim.tl.traffic import (
     as_received,
     by_kind,
@@ -554,12 +553,6 @@ def _consumed_by(items, slot="pool"):
     return table
 
 
-def _table_of(bits):
-    view = credit_update_layout.from_bits(int(bits))
-    return {cls: {slot: int(getattr(view, cls)[s]) for s, slot in enumerate(SLOTS)}
-            for cls in CLASSES}
-
-
 async def _watch_returns(env, stop):
     """Credits come back only for what has left the receive buffers: at every clock the sum
     returned on ``give`` (registered) is at most what had left by the clock before, per class
@@ -572,7 +565,7 @@ async def _watch_returns(env, stop):
     while not stop:
         await RisingEdge(dut.clk)
         await ReadOnly()
-        give = _table_of(dut.give.value)
+        give = credit_update_table(dut.give.value)
         for cls in CLASSES:
             assert not any(give[cls][s] for s in SLOTS[1:]), f"VC credit returned: {give}"
             given[cls] += give[cls]["pool"]
