@@ -221,8 +221,7 @@ class RxFront(wiring.Component):
         for n, n_next, most, limit, name in (
                 (tally.req_n, nxt.req_n, self._groups, REQ_LIMIT, "req"),
                 (tally.rsp_n, nxt.rsp_n, SECTORS_PER_HALF, RSP_LIMIT, "rsp")):
-            rate.append(self._rate_limit(m, seq, n, most, limit, name,
-                                         n_next if self._cached else None))
+            rate.append(self._rate_limit(m, seq, n, n_next, most, limit, name))
         err[RxError.CATCH_OVERRUN].append(control & Cat(*rate).any())
         arrivals = {CreditClass.REQ_CMD: (tally.req_n, nxt.req_n),
                     CreditClass.RSP_CMD: (tally.rsp_n, nxt.rsp_n),
@@ -250,15 +249,12 @@ class RxFront(wiring.Component):
         return slack[-1]
 
     @staticmethod
-    def _rate_limit(m, seq, n, most, limit, name, n_next=None):
+    def _rate_limit(m, seq, n, n_next, most, limit, name):
         """The peer's outstanding count of one source rate limit [§5.7], one-hot: every flit
         retires one, a control half adds its ``n`` (at most ``most``). Returns whether ``n``
-        more overrun it.
-
-        With ``n_next`` (what ``n`` takes at the clock's end) the answer is a register, formed
-        a clock ahead from the next count and ``n_next``, as the credit check is: used with an
-        address cache, whose four requests per control half make the check deeper (without
-        one the receiver is left as it was)."""
+        more overrun it, as a register formed a clock ahead from the next count and
+        ``n_next`` (what ``n`` takes at the clock's end), as the credit check is: only
+        registers in front of the flit's verdict."""
         out = Signal(limit + 1, name=f"{name}_out", init=1)     # one-hot outstanding count
         is_n = [n == k for k in range(most + 1)]
 
@@ -269,13 +265,6 @@ class RxFront(wiring.Component):
                             if min(limit, max(0, x + k - 1)) == y])
                     for y in range(limit + 1)))
         retire = Cat(out[0] | out[1], out[2:])
-        if n_next is None:
-            now = over(out, n)
-            with m.If(seq.control):
-                m.d.sync += out.eq(add)
-            with m.Elif(seq.valid):
-                m.d.sync += out.eq(retire)
-            return now
         nxt = Signal.like(out, name=f"{name}_out_next")
         ahead = Signal(name=f"{name}_over")
         m.d.comb += nxt.eq(Mux(seq.control, add, Mux(seq.valid, retire, out)))
