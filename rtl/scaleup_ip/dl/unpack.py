@@ -137,12 +137,12 @@ class DlUnpack(Component):
             bad = self._count(m, last, seen | reached, step)
             with m.If(bad):
                 m.d.sync += [contained.eq(1), self.fault.eq(1)]
-            # The TL flit is loaded whatever the verdict (``o`` is free when a beat is taken);
-            # only its valid waits for the verdict.
-            m.d.sync += self.o.valid.eq((completes | whole) & ~bad)
-            with m.If(completes | whole):
-                m.d.sync += [self.o.p.data.eq(Mux(completes, filled, opened)),
-                             self.o.p.msg.eq(Mux(completes, part_msg, start_msg))]
+            # ``o`` is free when a beat is taken: it is loaded at every beat, a TL flit or not,
+            # whatever the verdict (its 514 enables are the beat's handshake alone); only its
+            # valid waits for a TL flit and the verdict.
+            m.d.sync += [self.o.valid.eq((completes | whole) & ~bad),
+                         self.o.p.data.eq(Mux(completes, filled, opened)),
+                         self.o.p.msg.eq(Mux(completes, part_msg, start_msg))]
             following = Signal.like(cursor)
             m.d.sync += [cursor.eq(following), amount.eq(-following)]
             with m.If(start & ~whole):

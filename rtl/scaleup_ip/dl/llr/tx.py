@@ -4,7 +4,7 @@ Requests received, flit headers [UALink 1.0 §6.6]."""
 
 from types import SimpleNamespace
 
-from amaranth import Module, Mux, Signal
+from amaranth import C, Module, Mux, Signal
 from amaranth.lib import enum
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -324,35 +324,40 @@ class LlrTx(ConfiguredComponent):
         cfg = self._config
         ingress = self.ingress
         seq = ingress.ack_req_seq
-        a = Signal(SEQ_BITS)
-        # In an Ack the reserved 0 counts as 511, as in the mod-511 arithmetic of seq_diff (a
-        # Replay Request's checks take it as it is, off the Ack's path).
-        m.d.comb += a.eq(Mux(seq == 0, SEQ_MODULUS, seq))
-        left = seq_diff(st.last_seq, a)                     # unacknowledged after an Ack
+        # The receiver drops commands with ackReqSeq 0 [§6.6.6.3]; one that came here would be
+        # an Ack outside every window. Beside the window compares, not in front of them.
+        zero = seq == 0
         in_buffer = seq_diff(st.last_seq, seq) <= _WINDOW
-        ack = ingress.command & (ingress.op == FlitOp.ACK)
+        ack = ingress.command & (ingress.op == FlitOp.ACK) & ~zero
         ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
         # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
         # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
         # overlap and would take an Ack 255 or 256 ahead, leaving 256 flits "unacknowledged".
         # So an Ack is in the cyclic interval Rx_last_ack .. Tx_last_seq (compares, no
-        # subtraction), and what it leaves is Tx_last_seq - a.
-        ack_ok = ack & _within(a, st.last_ack, st.last_seq)
+        # subtraction), and what it leaves is Tx_last_seq - seq.
+        ack_ok = Signal()
+        m.d.comb += ack_ok.eq(ack & _within(seq, st.last_ack, st.last_seq))
+        left = seq_diff(st.last_seq, seq)                   # unacknowledged after an Ack
         offset = seq_diff(seq, st.oldest)
         ask_ok = ask & (offset <= _WINDOW) & in_buffer
-        st.ack_error = ack & ~ack_ok
+        st.ack_error = ingress.command & (ingress.op == FlitOp.ACK) & ~ack_ok
         st.ask_error = ask & ~ask_ok
-        st.acked = ack_ok & (a != st.last_ack)
-        m.d.sync += st.unacked.eq(Mux(ack_ok, left, st.unacked) + st.new)
+        st.acked = ack_ok & (seq != st.last_ack)
+        # Tx_last_seq moves on with a packer's flit ending now (``new``): what the Ack leaves is
+        # then counted from Tx_last_seq + 1, a register, so the compares and subtractions all
+        # start from registers and only the last two muxes wait for them [ours].
+        left_on = seq_diff(st.last_seq_1, seq)
+        m.d.sync += st.unacked.eq(Mux(ack_ok, Mux(st.new, left_on, left),
+                                      Mux(st.new, st.unacked + 1, st.unacked)))
         # A request taken in the clock before a flit starts came after its choice.
         asked_before = Signal()
         m.d.sync += asked_before.eq(ask_ok)
         with m.If(ingress.flit & (st.ignore != 0)):
             m.d.sync += st.ignore.eq(st.ignore - 1)
         with m.If(ack_ok):
-            # Flit a + 1 is ``left`` slots before the slot of Tx_last_seq + 1 (``left`` is at
+            # Flit seq + 1 is ``left`` slots before the slot of Tx_last_seq + 1 (``left`` is at
             # most the unacknowledged flits, which TxReplay holds).
-            m.d.sync += [st.last_ack.eq(a), st.oldest.eq(seq_next(a)),
+            m.d.sync += [st.last_ack.eq(seq), st.oldest.eq(seq_next(seq)),
                          st.head.eq(_wrap(st.tail + cfg.replay_depth - left[:len(st.tail) + 1],
                                           cfg.replay_depth))]
         with m.If(started & ready.done & ~asked_before):
@@ -360,7 +365,7 @@ class LlrTx(ConfiguredComponent):
         with m.If(started):
             m.d.sync += st.restarted.eq(asked_before)
         with m.If(ask_ok):
-            # The slot of flit ``a`` when it is in TxReplay (else the replay goes from the
+            # The slot of flit ``seq`` when it is in TxReplay (else the replay goes from the
             # oldest, :meth:`_choose`).
             m.d.sync += [st.replay.eq(1), st.first_replay.eq(1), st.ignore.eq(REPLAY_IGNORE),
                          st.replay_seq.eq(seq), st.restarted.eq(1),
@@ -455,5 +460,10 @@ def _times_beats(slot):
 
 
 def _wrap(value, depth):
-    """``value % depth`` for ``value < 2 * depth``."""
-    return Mux(value >= depth, value - depth, value)[:max(1, (depth - 1).bit_length())]
+    """``value % depth`` for ``value < 2 * depth`` (its low bits for a power of two)."""
+    width = max(1, (depth - 1).bit_length())
+    if depth == 1:
+        return C(0, 1)
+    if depth & (depth - 1) == 0:
+        return value[:width]
+    return Mux(value >= depth, value - depth, value)[:width]
