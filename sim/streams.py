@@ -15,7 +15,7 @@ from cocotb.triggers import ClockCycles, RisingEdge, Timer
 from cocotbext.axi.stream import define_stream
 
 __all__ = ["LayoutSource", "LayoutSink", "LayoutMonitor", "random_pauses", "bytes_to_beats",
-           "reset", "pack"]
+           "reset", "pack", "FieldReader"]
 
 _Bus, _Transaction, _Source, _Sink, _Monitor = define_stream(
     "Layout", signals=["payload", "valid", "ready"])
@@ -68,10 +68,10 @@ def _pack(layout, plan, init):
     return value
 
 
-def pack(layout, init, plan=None):
-    """The bits of ``layout.const(init)``, the same for every ``init`` (``plan``: a
-    :func:`_plan` of ``layout``, kept by a caller that packs many values)."""
-    return _pack(layout, plan if plan is not None else _plan(layout), init)
+def pack(layout, init):
+    """The bits of ``layout.const(init)``, the same for every ``init``, as
+    :class:`LayoutSource` packs them (its plan of the layout kept)."""
+    return _pack(layout, _plan(layout), init)
 
 
 def random_pauses(rng, probability):
@@ -110,7 +110,7 @@ class LayoutSource:
         await self._source.wait()
 
 
-class _Field:
+class FieldReader:
     """A field of a layout, read from a payload's bits as a ``data.Const`` view reads it."""
 
     def __init__(self, layout, name):
@@ -151,7 +151,7 @@ class LayoutSink:
         for name in names:
             field = self._fields.get(name)
             if field is None:
-                field = self._fields[name] = _Field(self.layout, name)
+                field = self._fields[name] = FieldReader(self.layout, name)
             values.append(field.get(bits))
         return values
 

@@ -11,8 +11,9 @@ payload flits taken from the packer and not yet acknowledged, this never exceeds
 min(``replay_depth``, 255), and no body beat is taken while it is full. The harness counts the
 flits itself: one for every 10th body beat taken with its payload bit set, minus what each Ack
 frees, an Ack being taken when its ackReqSeq lies from the last acknowledged flit to the last
-sent (Figure 6-19). One assumption: no command carries ackReqSeq 0 (LlrRx drops those as
-malformed, §6.6.6.3, and is the only source of ``ingress``). Invariants: the harness's
+sent (Figure 6-19), never for ackReqSeq 0 (a malformed command, §6.6.6.3: LlrRx drops it, and an
+Ack with 0 that came anyway must change nothing). One assumption: no Replay Request carries
+ackReqSeq 0 (LlrRx is the only source of ``ingress``). Invariants: the harness's
 Tx_last_seq (and the two numbers after it, which LlrTx keeps as registers) and Rx_last_ack
 equal LlrTx's (and are 1 .. 511, their distance the count); the body beats taken of the flit
 under way equal LlrTx's beat while it sends a packer flit, and that flit had room.
@@ -155,7 +156,8 @@ class _Occupancy(Elaboratable):
         a = ing.ack_req_seq
         freed = seq_diff(a, last_ack)
         # An Ack's window: from the last flit acknowledged to the last sent (Figure 6-19).
-        acked = C(0) if self.deaf else ing.command & (ing.op == FlitOp.ACK) & (freed <= count)
+        acked = C(0) if self.deaf else (ing.command & (ing.op == FlitOp.ACK) & (a != 0)
+                                        & (freed <= count))
         with m.If(taken):
             m.d.sync += beats.eq(Mux(ends, 0, beats + 1))
         with m.If(sent):
@@ -165,7 +167,8 @@ class _Occupancy(Elaboratable):
         m.d.sync += count.eq(count + sent - Mux(acked, freed, 0))
         st = dut.state
         m.d.comb += [
-            Assume(~ing.command | (a != 0), "LlrRx drops commands with ackReqSeq 0"),
+            Assume(~ing.command | (ing.op == FlitOp.ACK) | (a != 0),
+                   "LlrRx drops commands with ackReqSeq 0"),
             Assert(st.st.unacked == count, "occupancy: flits sent and not acknowledged"),
             Assert(count <= window, "occupancy within the window"),
             Assert(~body.ready | (count < window), "no body beat taken when full"),

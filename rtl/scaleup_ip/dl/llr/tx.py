@@ -328,7 +328,7 @@ class LlrTx(ConfiguredComponent):
         # an Ack outside every window. Beside the window compares, not in front of them.
         zero = seq == 0
         in_buffer = seq_diff(st.last_seq, seq) <= _WINDOW
-        ack = ingress.command & (ingress.op == FlitOp.ACK) & ~zero
+        is_ack = ingress.command & (ingress.op == FlitOp.ACK)
         ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
         # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
         # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
@@ -336,11 +336,11 @@ class LlrTx(ConfiguredComponent):
         # So an Ack is in the cyclic interval Rx_last_ack .. Tx_last_seq (compares, no
         # subtraction), and what it leaves is Tx_last_seq - seq.
         ack_ok = Signal()
-        m.d.comb += ack_ok.eq(ack & _within(seq, st.last_ack, st.last_seq))
+        m.d.comb += ack_ok.eq(is_ack & ~zero & _within(seq, st.last_ack, st.last_seq))
         left = seq_diff(st.last_seq, seq)                   # unacknowledged after an Ack
         offset = seq_diff(seq, st.oldest)
         ask_ok = ask & (offset <= _WINDOW) & in_buffer
-        st.ack_error = ingress.command & (ingress.op == FlitOp.ACK) & ~ack_ok
+        st.ack_error = is_ack & ~ack_ok
         st.ask_error = ask & ~ask_ok
         st.acked = ack_ok & (seq != st.last_ack)
         # Tx_last_seq moves on with a packer's flit ending now (``new``): what the Ack leaves is
@@ -461,9 +461,9 @@ def _times_beats(slot):
 
 def _wrap(value, depth):
     """``value % depth`` for ``value < 2 * depth`` (its low bits for a power of two)."""
-    width = max(1, (depth - 1).bit_length())
     if depth == 1:
         return C(0, 1)
+    width = (depth - 1).bit_length()
     if depth & (depth - 1) == 0:
         return value[:width]
     return Mux(value >= depth, value - depth, value)[:width]
