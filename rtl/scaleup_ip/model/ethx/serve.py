@@ -92,15 +92,23 @@ class Serve:
                 if written >> (k * step + b) & 1:
                     self.memory[start + b] = w.data[k * step + b]
 
+    def read_bytes(self, r):
+        """Where each data byte of a served read's answer comes from: memory indices, in the
+        order of the READ_DATA records' data."""
+        step = beat_words(r.size) * WORD
+        return [self._place(a, r.size) + b
+                for a in beat_addresses(r.addr, r.len, r.size, r.burst) for b in range(step)]
+
     def read(self, r):
         """The READ_DATA records of a served read, from memory now."""
         addrs = beat_addresses(r.addr, r.len, r.size, r.burst)
         step = beat_words(r.size) * WORD
         per = self.read_piece // step
+        where = self.read_bytes(r)
         out = []
         for first in range(0, len(addrs), per):
             chunk = addrs[first:first + per]
-            data = b"".join(bytes(self.memory[self._place(a, r.size):][:step]) for a in chunk)
+            data = bytes(self.memory[i] for i in where[first * step:(first + len(chunk)) * step])
             out.append(ReadData(id=r.id, resp=Resp.OKAY, last=first + per >= len(addrs),
                                 count=len(chunk) - 1, size=r.size, burst=r.burst, len=r.len,
                                 addr=chunk[0] & 0xFFF, data=data))
