@@ -65,6 +65,8 @@ class EthxChannel:
         self.frames = []
         self.injected = 0
         self._queue = Queue()
+        self._partial = False          # a frame partly taken from ``src``
+        self._held = False             # a frame taken from the queue, waiting out its delay
         self._gaps = _Gaps()
         extra = WIRE_EXTRA + (0 if getattr(config, "fcs", True) else FCS_BYTES)
         self._gap_clocks = math.ceil(extra / config.eth_bytes) if line_rate else 0
@@ -80,8 +82,10 @@ class EthxChannel:
         self._queue.put_nowait((cycle(), frame, user))
 
     def idle(self):
-        """Nothing on the way to ``dst``."""
-        return self._queue.empty() and self.source.empty()
+        """Nothing on the way to ``dst``: no frame partly sent by ``src``, queued, waiting out
+        its delay or partly delivered."""
+        return (not self._partial and not self._held and self._queue.empty()
+                and self.source.empty())
 
     async def _take(self):
         width = self.config.eth_bytes
@@ -90,6 +94,7 @@ class EthxChannel:
             while True:
                 data, keep, last = await self.sink.recv_fields("data", "keep", "last")
                 frame += data.to_bytes(width, "little")[:keep.bit_length()]
+                self._partial = not last
                 if last:
                     break
             self._gaps.hold = self._gap_clocks
@@ -101,8 +106,10 @@ class EthxChannel:
     async def _deliver(self):
         while True:
             when, frame, user = await self._queue.get()
+            self._held = True
             while cycle() < when:
                 await RisingEdge(self.dut.clk)
             beats = bytes_to_beats(frame, self.config.eth_bytes)
             for k, beat in enumerate(beats):
                 self.source.send_nowait(user=user if k == len(beats) - 1 else 0, **beat)
+            self._held = False
