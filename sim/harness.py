@@ -233,7 +233,8 @@ def build(component, config, *, toplevel, internal=()):
     compiler's output go to ``build.log`` in the folder; a failing build raises
     ``RuntimeError`` with the log's path and its last lines. A top whose class sets
     ``OPT_FAST`` (e.g. ``"-O2"``) has its generated code compiled at that level instead of
-    :data:`sim.toolchain.OPT_FAST`. The precompiled headers are deleted once the model is
+    :data:`sim.toolchain.OPT_FAST`; a model of at most :data:`sim.toolchain.ONE_FILE_BYTES`
+    of C++ is compiled as one file. The precompiled headers are deleted once the model is
     linked: they are most of a build's size on disk.
     """
     import cocotb
@@ -266,6 +267,10 @@ def build(component, config, *, toplevel, internal=()):
         verilate, make = _commands(folder, toplevel, args, overrides, waves, internal)
         with open(log, "w") as out:
             _step(verilate, out, log, toplevel)
+            code = sum(f.stat().st_size for f in folder.glob("Vtop*.cpp")
+                       if f.name != "Vtop__ALL.cpp")
+            if code <= toolchain.ONE_FILE_BYTES:
+                make.append("VM_PARALLEL_BUILDS=0")
             runtime = _runtime_dir(folder, tools)
             _runtime_in(runtime, folder)
             _step(make, out, log, toplevel)

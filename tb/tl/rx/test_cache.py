@@ -265,6 +265,11 @@ _REQUEST_BUFFERS = [("req_catch", "empty", 1), ("req_fifo", "r__valid", 0),
                     ("req_expand", "idle", 1), ("req_expand", "o__valid", 0)]
 
 
+#: The signals inside the receiver the tests here read: one build serves these tests and those of
+#: ``tb/tl/rx/test_unpacker.py`` at the same configuration.
+INTERNAL = [f"{instance}.{port}" for instance, port, _ in _REQUEST_BUFFERS]
+
+
 def _request_buffers(env):
     """Which of the request path's buffers hold something (``instance.port``)."""
     return [f"{instance}.{port}" for instance, port, empty in _REQUEST_BUFFERS
@@ -605,6 +610,5 @@ CONFIGS = [TlConfig(cache_ways=2, cache_rows=4, cache_rx_index="DSTACCID"),
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
 def test_tl_rx_cache(config):
-    harness.run(TlRx(config), config, toplevel="tl_rx", test_module=__name__,
-                internal=[f"{instance}.{port}" for instance, port, _ in _REQUEST_BUFFERS])
+    harness.run(TlRx(config), config, toplevel="tl_rx", test_module=__name__, internal=INTERNAL)
 

@@ -62,6 +62,7 @@ from sim.tl.traffic import (
     random_request,
     upli_transfers,
 )
+from tb.tl.rx import test_cache as cache_tests
 
 
 def _peer_advertise(rng):
@@ -807,7 +808,9 @@ CONFIGS = [TlConfig(), TlConfig(rx_req=4, rx_rsp=8, rx_req_data=8, rx_rsp_data=8
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
 def test_tl_rx(config):
-    harness.run(TlRx(config), config, toplevel="tl_rx", test_module=__name__,
+    # The cache's configuration shares its build with tb/tl/rx/test_cache.py.
+    internal = cache_tests.INTERNAL if config.rx_cache is not None else ()
+    harness.run(TlRx(config), config, toplevel="tl_rx", test_module=__name__, internal=internal,
                 extra_env={"FUZZ_CASES": str(harness.long_form(150, 4000)),
                            "TL_RX_CACHE": str(int(config.rx_cache is not None))})
 
