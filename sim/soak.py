@@ -4,7 +4,7 @@
 1. Every randomized test (the regression but the formal proofs, whose outcome no seed changes)
    once per seed: ``SOAK_SEEDS`` seeds (20), drawn fresh and printed, or counted up from
    ``SOAK_SEED``. A failing test is reported with the seed that reproduces it
-   (``make test SEED=<seed>``); such a seed then becomes a fixed case of ``make test``.
+   (``make test SEED=<seed>``); such a seed then becomes a fixed case (``soak_only``).
 2. The long runs: the long forms of the tests marked ``soak`` (``SOAK=1``: the thousand-round
    message-passing litmus through two bridges), and as ``make sim`` scenarios the ETH-X long
    run over ``SOAK_ETHX_FRAMES`` (10^6) bridge frames and the full UALink link over

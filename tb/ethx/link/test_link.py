@@ -230,7 +230,7 @@ CONFIGS = [
 ]
 
 
-#: Cases that once failed, run every time with their seed: at 639272305 end a's INIT, built
+#: Cases that once failed, run by ``make soak`` with their seed: at 639272305 end a's INIT, built
 #: while it waited for INIT_ECHO, left after the echo had come and a frame had gone: the far end
 #: went back to that frame's sequence number and took it twice.
 #: At 594245554 (64-bit) no frame was on the wire at any of link_down_and_up's breaks, so none
@@ -243,8 +243,8 @@ SEEDS = [(CONFIGS[1], "link_down_too_long", 639272305),
 
 
 #: The tests the 8-bit configuration runs (a byte a clock is slow to simulate); the loss of
-#: single kinds of control frame and the full replay ring do not depend on the width, and
-#: ``link_down_too_long`` runs with its seed below.
+#: single kinds of control frame and the full replay ring do not depend on the width
+#: (``link_down_too_long`` runs at this width with its seed below, in ``make soak``).
 NARROW_TESTS = "clean,lossy,vc_without_credit,link_down_and_up,best_effort,best_effort_refused"
 
 
@@ -260,6 +260,7 @@ def test_link(config):
                 test_module=__name__, testcase=tests)
 
 
+@pytest.mark.soak_only
 @pytest.mark.parametrize("config, testcase, seed", SEEDS,
                          ids=[f"{c.slug()}-{t}-{s}" for c, t, s in SEEDS])
 def test_link_seeds(config, testcase, seed):
