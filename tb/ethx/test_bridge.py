@@ -57,9 +57,9 @@ async def bridge_message_passing(dut):
 
 #: Configurations, each with its rounds of message passing (about 4 ms of simulation a thousand):
 #: the longer counts are the long forms (``make soak``).
-CONFIGS = [(EthxConfig(sources=4), harness.long_form(250, 1000)),
+CONFIGS = [(EthxConfig(sources=4), harness.long_form(100, 1000)),
            (EthxConfig(sources=4, eth_width=8, data_width=128, proxy=True),
-            harness.long_form(100, 200))]
+            harness.long_form(50, 200))]
 
 #: Rounds of the release litmus, each configuration (the long form's at ``make soak``).
 RELEASE_ROUNDS = harness.long_form(40, 100)

@@ -72,6 +72,10 @@ async def traffic_in_hardware(dut):
 CONFIGS = [TlConfig(rx_req=4, rx_rsp=8, rx_req_data=8, rx_rsp_data=8)]
 
 
+#: In ``make soak`` only (the regression's time budget: 16 MB of C++ for a second of simulation):
+#: two TL cores exchange the same Python and hardware traffic in tb/ualink/test_link.py, over
+#: the DL, and these small buffers run looped back in tb/tl/test_endpoint.py.
+@pytest.mark.soak_only
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())
 def test_tl_link(config):
     link = TlLink(config)
