@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from scaleup_ip.export.verilog import memory_init_by_rows
+
 __all__ = ["NEXTPNR_REPORT", "MAPPERS", "SEEDS", "mapper_overrides", "build", "nextpnr_opts",
            "missed", "read_report", "reseeded", "tool_versions", "format_table", "worst"]
 
@@ -108,8 +110,10 @@ def build(platform, top, build_dir, freq_mhz, mapper="abc9", seeds=SEEDS):
     (:func:`worst`), each seed's Fmax in ``fmax_by_seed`` and the build time in ``seconds``."""
     started = time.monotonic()
     build_dir = Path(build_dir)
-    platform.build(top, name="top", build_dir=build_dir, do_program=False,
-                   nextpnr_opts=nextpnr_opts(freq_mhz, seed=seeds[0]), **mapper_overrides(mapper))
+    with memory_init_by_rows():
+        platform.build(top, name="top", build_dir=build_dir, do_program=False,
+                       nextpnr_opts=nextpnr_opts(freq_mhz, seed=seeds[0]),
+                       **mapper_overrides(mapper))
     device = f"{platform.device}-{platform.speed}{platform.package}"
     plan = json.loads((build_dir / "build_top.json").read_text())["commands"]
     nextpnr = next(c for c in plan if c[0].startswith("nextpnr"))

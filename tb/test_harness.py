@@ -94,6 +94,19 @@ def test_runtime_objects_are_shared():
     assert {f"{name}.o" for name in harness._RUNTIME} <= kept
 
 
+def test_runtime_headers_precompiled_and_used():
+    """A one-file model is compiled with the runtime's shared precompiled headers forced in,
+    and the compiler used them (``-Winvalid-pch`` would say otherwise)."""
+    folder = harness.build(_Field(in_case=False), _Config(), toplevel="harness_field")
+    log = (folder / "build.log").read_text()
+    forced = [line for line in log.splitlines()
+              if line.startswith("c++") and "-include" in line and "verilated_all.h" in line]
+    assert len(forced) == 2, "cocotb's main and the model, each with the shared headers"
+    assert "warning" not in log.lower(), "GCC: <header>.gch: not used because ..."
+    header = next(arg for arg in forced[0].split() if "verilated_all.h" in arg)
+    assert os.path.exists(header + ".gch")
+
+
 def test_unknown_scenario_names_the_valid_ones():
     assert system.chosen("") == list(system.SUMMARY)
     assert system.chosen("ethx, tl") == ["ethx", "tl"]

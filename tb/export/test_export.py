@@ -5,12 +5,15 @@ flattening wrapper's wiring, in Amaranth's simulator."""
 import json
 
 import pytest
-from amaranth.lib import wiring
+from amaranth.back import rtlil
+from amaranth.hdl import Cat, Module, signed
+from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from scaleup_ip.crc import Crc32, CrcConfig
 from scaleup_ip.export import TOPS, FlatPorts, main
+from scaleup_ip.export.verilog import memory_init_by_rows
 from scaleup_ip.model.crc import crc32 as model
 
 #: What the port map must hold for every port.
@@ -149,3 +152,34 @@ def test_flat_wrapper_computes_check_value():
     sim.add_testbench(bench)
     sim.run()
     assert results == [(model.CHECK, 0, 0)]      # no FCS follows: not "ok"
+
+
+class _Memories(wiring.Component):
+    """Memories of awkward shapes: signed rows with negative initial values, one bit wide, one
+    row deep, rows wider than a machine word, all zero."""
+
+    def __init__(self):
+        super().__init__({"addr": In(4), "out": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        shapes = [(signed(7), 12, [-1, 5, -64, 63, 0]), (1, 9, [1, 0, 1]), (8, 1, [0xa5]),
+                  (131, 16, [(1 << 130) | 3, 1 << 64]), (513, 256, [])]
+        taps = []
+        for k, (shape, depth, init) in enumerate(shapes):
+            m.submodules[f"mem{k}"] = mem = memory.Memory(shape=shape, depth=depth, init=init)
+            port = mem.read_port(domain="comb")
+            m.d.comb += port.addr.eq(self.addr)
+            taps.append(port.data.xor())
+        m.d.comb += self.out.eq(Cat(*taps).xor())
+        return m
+
+
+def test_memory_init_text_is_amaranths():
+    """The fast emission of memories' initial contents writes exactly the RTLIL text Amaranth's
+    own emitter writes."""
+    own = rtlil.convert(_Memories(), name="memories", emit_src=False)
+    with memory_init_by_rows():
+        fast = rtlil.convert(_Memories(), name="memories", emit_src=False)
+    assert own.count("$meminit_v2") == 5
+    assert fast == own
