@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from scaleup_ip.export.verilog import memory_init_by_rows
+from scaleup_ip.export import memory_init_by_rows
 
 __all__ = ["NEXTPNR_REPORT", "MAPPERS", "SEEDS", "mapper_overrides", "build", "nextpnr_opts",
            "missed", "read_report", "reseeded", "tool_versions", "format_table", "worst"]

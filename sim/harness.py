@@ -210,13 +210,14 @@ def _runtime_out(runtime, folder):
 _HEADERS = ("verilated.h", "verilated_dpi.h", "verilated_vpi.h")
 
 
-def _shared_header(runtime, folder, make, out, log, toplevel):
-    """The make variable that forces the runtime's precompiled headers into a one-file model
-    (built by the model's own make rule for precompiled headers, so with its exact flags, the
-    first time a model needs them at its level). ``-Winvalid-pch`` tells in ``build.log`` if
-    the compiler cannot use them (it then reads the headers as text)."""
-    level = next(arg for arg in make if arg.startswith("OPT_FAST=")).partition("=")[2]
-    shared = runtime / f"headers{level}"
+def _with_shared_header(runtime, make, out, log, toplevel):
+    """``make`` with the runtime's precompiled headers forced into what it compiles at the
+    model's level (``OPT_FAST``: cocotb's main and the model; the runtime objects have their
+    own level), made the first time a model needs them at its level by the model's own rule
+    for precompiled headers, so with its exact flags. ``-Winvalid-pch`` tells in ``build.log``
+    if the compiler cannot use them (it then reads the headers as text)."""
+    opt = next(arg for arg in make if arg.startswith("OPT_FAST="))
+    shared = runtime / f"headers{opt.partition('=')[2]}"
     name = "verilated_all.h.fast"           # verilated.mk's rule: <header>.fast.gch
     if not (shared / f"{name}.gch").exists():
         with _locked(shared / ".lock"):
@@ -227,9 +228,10 @@ def _shared_header(runtime, folder, make, out, log, toplevel):
                 for where in (part, shared):
                     (where / "verilated_all.h").write_text(text)
                 (shared / name).write_text(text)
-                _step([*make, "USER_CPPFLAGS=", str(part / f"{name}.gch")], out, log, toplevel)
+                _step([*make, str(part / f"{name}.gch")], out, log, toplevel)
                 os.replace(part / f"{name}.gch", shared / f"{name}.gch")
-    return f"USER_CPPFLAGS=-Winvalid-pch -include {shared / name}"
+    forced = f"{opt} -Winvalid-pch -include {shared / name}"
+    return [forced if arg == opt else arg for arg in make]
 
 
 def _tail(path, lines=40):
@@ -311,7 +313,7 @@ def build(component, config, *, toplevel, internal=()):
             runtime = _runtime_dir(folder, toolset)
             if code <= toolchain.ONE_FILE_BYTES:
                 make.append("VM_PARALLEL_BUILDS=0")
-                make.append(_shared_header(runtime, folder, make, out, log, toplevel))
+                make = _with_shared_header(runtime, make, out, log, toplevel)
             _runtime_in(runtime, folder)
             _step(make, out, log, toplevel)
             _runtime_out(runtime, folder)

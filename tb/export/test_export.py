@@ -12,8 +12,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from scaleup_ip.crc import Crc32, CrcConfig
-from scaleup_ip.export import TOPS, FlatPorts, main
-from scaleup_ip.export.verilog import memory_init_by_rows
+from scaleup_ip.export import TOPS, FlatPorts, main, memory_init_by_rows
 from scaleup_ip.model.crc import crc32 as model
 
 #: What the port map must hold for every port.

@@ -5,7 +5,7 @@ as integration tools expect, a port map beside each, Verilog that any simulator 
 from .cli import WAIVERS, configure, main, write_top
 from .ports import FlatPorts, Port
 from .tops import TOPS, Top
-from .verilog import convert
+from .verilog import convert, memory_init_by_rows
 
 __all__ = ["TOPS", "WAIVERS", "FlatPorts", "Port", "Top", "configure", "convert", "main",
-           "write_top"]
+           "memory_init_by_rows", "write_top"]
