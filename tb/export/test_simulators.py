@@ -67,7 +67,9 @@ def verilog():
     folder = _FOLDER / key
     with harness._locked(_FOLDER / ".lock"):
         if not (folder / WAIVERS).exists():
-            shutil.rmtree(_FOLDER, ignore_errors=True)
+            for old in _FOLDER.iterdir():           # earlier sources' (the lock file stays)
+                if old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
             folder.mkdir(parents=True)
             (folder / WAIVERS).write_text(
                 resources.files("scaleup_ip.export").joinpath(WAIVERS).read_text())
@@ -403,9 +405,11 @@ def test_traffic_icarus_and_verilator(verilog, family, tmp_path):
     print(f"{family}: SEED={seed}")
     _run_icarus(verilog, name, test, seed, tmp_path / "icarus.json", tmp_path)
     top = TOPS[name]
-    flat = FlatPorts(top.build(), top.names)
+    core = top.build()
+    core._MustUse__silence = True       # the exported Verilog is built, not converted again
+    flat = FlatPorts(core, top.names)
     flat.OPT_FAST = "-O0"           # a few thousand clocks: half the build, and fast enough
-    harness.run(flat, top.config, toplevel=f"{name}_ports",
+    harness.run(flat, top.config, toplevel=name, verilog=(verilog / f"{name}.v").read_text(),
                 test_module=__name__, testcase=test, seed_value=seed,
                 extra_env={_RECORD: str(tmp_path / "verilator.json"), "EXPORT_SEED": str(seed)})
     icarus = json.loads((tmp_path / "icarus.json").read_text())

@@ -20,10 +20,12 @@ def convert(top, name, header="", purge=True):
     Amaranth's own Verilog keeps combinational processes as ``always @*`` blocks; one that
     reads only constants never runs in an event-driven simulator (Icarus, Questa, VCS,
     Xcelium), whose outputs then stay X. Here Yosys turns every process into cells (``proc``),
-    so the module holds continuous assignments, clocked blocks and memories only; Yosys's fast
-    optimisations (``opt -fast``: constants folded, identical cells merged) make its Verilator
-    model 13-25 % faster (the ``tl`` and ``ethx`` scenarios of ``make sim``). ``header``
-    (comment lines) goes first. ``purge`` drops the named signals that nothing reads (a
+    so the module holds continuous assignments, clocked blocks and memories only. One round of
+    constants folded and identical cells merged (``opt_expr``, ``opt_merge``) makes its
+    Verilator model faster; ``opt -fast``'s further rounds (with ``opt_dff``) cost the UALink
+    link's conversion 26 s more (86 s against 60) and made the model no faster (its traffic
+    made and checked in hardware ran 4.9 s either way). ``header`` (comment lines) goes
+    first. ``purge`` drops the named signals that nothing reads (a
     simulation that looks inside keeps them).
     """
     from amaranth._toolchain.yosys import find_yosys       # the one Amaranth converts with
@@ -34,7 +36,8 @@ def convert(top, name, header="", purge=True):
         text = _order_ports(text, name, ["clk", "rst", *(port.name for port in top.ports)])
     yosys = find_yosys(lambda version: version >= (0, 40))
     script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc", "memory_collect",
-              "opt -fast", "opt_clean -purge" if purge else "opt_clean", "write_verilog -noattr"]
+              "opt_expr", "opt_merge", "opt_clean -purge" if purge else "opt_clean",
+              "write_verilog -noattr"]
     verilog = yosys.run(["-q", "-"], "\n".join(script))
     return header + verilog
 
