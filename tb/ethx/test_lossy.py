@@ -181,6 +181,8 @@ async def _gone(dut, tb):
     flag = await gpu.write(0x3000, b"flag", awid=3, user=tb.user_bits(NODES[b], order=1))
     assert flag.resp == AxiResp.SLVERR
     check.idle()
+    beats = 64 // (cfg.data_width // 8)
+    assert check.seen == {"ar": 4, "r": 4 * beats, "aw": 5, "b": 5}, check.seen
     read = tb.counts(ReadCount, f"{a}_counts_read")
     write = tb.counts(WriteCount, f"{a}_counts_write")
     assert read[ReadCount.TIMEOUTS] == 4 and write[WriteCount.TIMEOUTS] == 5, (read, write)
