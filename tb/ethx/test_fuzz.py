@@ -363,10 +363,15 @@ async def fuzz_bridge(dut):
     await tb.traffic(4)
 
 
+#: Fuzzed frames at a 64-bit wire (fewer at a narrower one, at least 250); the long form's at
+#: ``make soak``.
+FUZZ_CASES = harness.long_form(1000, 20000)
+
+
 @pytest.mark.parametrize("config", [config for config, _ in CONFIGS], ids=lambda c: c.slug())
 def test_fuzz(config):
     harness.run(EthxPair(config), config, toplevel="ethx_pair", test_module=__name__,
-                extra_env={"FUZZ_CASES": str(harness.long_form(2000, 20000))})
+                extra_env={"FUZZ_CASES": str(FUZZ_CASES)})
 
 
 #: Cases that once failed, run by ``make soak`` with their seed: at 477148951 a read served
@@ -382,4 +387,4 @@ SEEDS = [(CONFIGS[0][0], 477148951), (CONFIGS[1][0], 1036660169)]
 def test_fuzz_seeds(config, seed):
     harness.run(EthxPair(config), config, toplevel="ethx_pair", test_module=__name__,
                 seed_value=seed, run_name=f"fuzz-{seed}",
-                extra_env={"FUZZ_CASES": str(harness.long_form(2000, 20000))})
+                extra_env={"FUZZ_CASES": str(FUZZ_CASES)})

@@ -18,8 +18,9 @@ from sim.ethx.pair import NODES
 from sim.ethx.run import TrafficEnv
 from sim.ethx.traffic_system import RAM_WORDS_LOG2, EthxTrafficSystem, litmus_flag_at
 
-#: Frames the bridges receive in the traffic runs, and litmus rounds after them.
-FRAMES, ROUNDS = 20_000, 100
+#: Frames the bridges receive in the traffic runs (the long form's at ``make soak``), and
+#: litmus rounds after them.
+FRAMES, ROUNDS = harness.long_form(10_000, 20_000), 100
 
 
 @cocotb.test(timeout_time=2000, timeout_unit="ms")
