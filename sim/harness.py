@@ -173,9 +173,10 @@ _RUNTIME = ("verilated", "verilated_vpi", "verilated_threads", "verilated_dpi")
 def _runtime_dir(folder, tools):
     """The shared folder of the runtime objects for the model just verilated in ``folder``
     (keyed by the tools and the model's ``VM_*`` flags; not by ``OPT_FAST``, which the runtime
-    is not compiled with)."""
+    is not compiled with, nor by ``VM_PARALLEL_BUILDS``, which only says how make compiles
+    the model)."""
     flags = [line for line in (folder / "Vtop_classes.mk").read_text().splitlines()
-             if re.fullmatch(r"VM_\w+ = .*", line)]
+             if re.fullmatch(r"VM_\w+ = .*", line) and not line.startswith("VM_PARALLEL")]
     return toolchain.BUILD / "sim" / ".runtime" / _digest([tools, flags])[:16]
 
 

@@ -94,6 +94,19 @@ def test_runtime_objects_are_shared():
     assert {f"{name}.o" for name in harness._RUNTIME} <= kept
 
 
+def test_runtime_key(tmp_path):
+    """Models share the runtime whether make compiles them as one file or several; a model
+    that traces has its own."""
+    def key(**flags):
+        folder = tmp_path / "-".join(f"{k}{v}" for k, v in flags.items())
+        folder.mkdir()
+        lines = [f"VM_{name} = {flags.get(name, 0)}" for name in ("PARALLEL_BUILDS", "TRACE")]
+        (folder / "Vtop_classes.mk").write_text("\n".join(["# flags", *lines, ""]))
+        return harness._runtime_dir(folder, ["tools"])
+    assert key(PARALLEL_BUILDS=0) == key(PARALLEL_BUILDS=1)
+    assert key(TRACE=1) != key(TRACE=0)
+
+
 def test_runtime_headers_precompiled_and_used():
     """A one-file model and cocotb's main are compiled with the runtime's shared precompiled
     headers forced in, and the compiler used them (``-Winvalid-pch`` would say otherwise)."""
