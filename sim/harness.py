@@ -226,9 +226,8 @@ def _with_shared_header(runtime, make, out, log, toplevel):
                 part = shared / ".part"
                 part.mkdir(exist_ok=True)
                 text = "".join(f'#include "{header}"\n' for header in _HEADERS)
-                for where in (part, shared):
-                    (where / "verilated_all.h").write_text(text)
-                (shared / name).write_text(text)
+                (part / "verilated_all.h").write_text(text)     # the rule's source
+                (shared / name).write_text(text)                # read if the PCH is not used
                 _step([*make, str(part / f"{name}.gch")], out, log, toplevel)
                 os.replace(part / f"{name}.gch", shared / f"{name}.gch")
     forced = f"{opt} -Winvalid-pch -include {shared / name}"

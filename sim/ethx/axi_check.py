@@ -49,12 +49,13 @@ class AxiAnswerCheck:
         while True:
             await RisingEdge(self.clk)
             for side in self.sides:
-                side(self.sig)
+                side()
             if not any(valid.value for valid in valids):
                 self._wake.clear()
                 await self._wake.wait()
 
-    def _read_side(self, sig):
+    def _read_side(self):
+        sig = self.sig
         if sig["arvalid"].value and sig["arready"].value:
             self.seen["ar"] += 1
             self.reads[int(sig["arid"].value)].append(int(sig["arlen"].value) + 1)
@@ -72,7 +73,8 @@ class AxiAnswerCheck:
                 self.reads[rid].popleft()
                 self.beats[rid] = 0
 
-    def _write_side(self, sig):
+    def _write_side(self):
+        sig = self.sig
         if sig["awvalid"].value and sig["awready"].value:
             self.seen["aw"] += 1
             self.writes[int(sig["awid"].value)] += 1
