@@ -34,6 +34,10 @@ __all__ = ["TlRx"]
 #: Most pool credits of one class released per clock at initialisation (one clock may also
 #: carry a returned credit, and ``give`` holds 31).
 _INIT_CHUNK = DATA_CREDIT_MAX - 1
+#: Data buffers deeper than this keep their beats in block RAM [ours]: a distributed RAM cell
+#: holds 16 entries, and past that the banks' multiplexers and the cells cost more LUTs than
+#: block RAM's single bypass register (:class:`~scaleup_ip.tl.rx.fifo.RxFifo`).
+LUT_RAM_DEPTH = 16
 
 
 class TlRx(ConfiguredComponent):
@@ -127,7 +131,7 @@ class TlRx(ConfiguredComponent):
         entry = rx_req_entry(cached)
         m.submodules.req_catch = catch = CatchBuffer(entry, request_groups(cached), REQ_LIMIT)
         m.submodules.req_fifo = fifo = RxFifo(entry, cfg.rx_req)
-        m.submodules.req_data = dfifo = RxFifo(rx_beat_layout, cfg.rx_req_data)
+        m.submodules.req_data = dfifo = _data_buffer(cfg.rx_req_data)
         m.submodules.req_be = be = RxFifo(HALF_BITS, cfg.rx_req)
         if cached:
             m.submodules.req_expand = expand = RequestExpand(cfg)
@@ -152,7 +156,7 @@ class TlRx(ConfiguredComponent):
         cfg = self._config
         m.submodules.rsp_catch = catch = CatchBuffer(rx_rsp_entry, SECTORS_PER_HALF, RSP_LIMIT)
         m.submodules.rsp_fifo = fifo = RxFifo(rx_rsp_entry, cfg.rx_rsp)
-        m.submodules.rsp_data = dfifo = RxFifo(rx_beat_layout, cfg.rx_rsp_data)
+        m.submodules.rsp_data = dfifo = _data_buffer(cfg.rx_rsp_data)
         self._items(m, front.rsp, front.rsp_n, front.take, catch, fifo, out)
         m.d.comb += [
             dfifo.w_en.eq(front.rsp_beat), dfifo.w_commit.eq(front.commit),
@@ -204,3 +208,8 @@ class TlRx(ConfiguredComponent):
         done = Signal()
         m.d.comb += done.eq(left_all[0] & left_all[1] & left_all[2] & left_all[3])
         m.d.sync += self.give_init.eq(done)
+
+
+def _data_buffer(depth):
+    """A receive data buffer of ``depth`` beats, in block RAM past :data:`LUT_RAM_DEPTH`."""
+    return RxFifo(rx_beat_layout, depth, block_ram=depth > LUT_RAM_DEPTH)
