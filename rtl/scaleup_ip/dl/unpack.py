@@ -110,8 +110,11 @@ class DlUnpack(Component):
         m.d.comb += [self.i.ready.eq((~self.o.valid | self.o.ready | contained) & ~resume),
                      step.eq(self.i.valid & self.i.ready)]
         m.d.sync += self.fault.eq(0)
-        start, start_at, at_cursor, start_msg, reached, after = self._decide(m, beat, cursor,
-                                                                              step)
+        # What the segment headers say of each sector of this beat (:meth:`_decide`).
+        ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
+        start, start_at, at_cursor, start_msg, reached, after = self._decide(
+            m, beat, cursor, step, ahead)
+        at_cursor_data, after_neg = self._decide_data(m, beat, cursor, ahead)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
         # fit.
@@ -129,7 +132,7 @@ class DlUnpack(Component):
         # Sector start_at -> 0: the same rotation when the TL flit starts at the cursor, else
         # it starts at sector 15 (the only later decision point in a beat, in beats 7 and 8).
         assert {h % BEAT_SECTORS for h in HALF_SEGMENT_STARTS} <= {0, BEAT_SECTORS - 1}
-        opened = Mux(at_cursor, moved, beat_in.rotate_left(SECTOR_BITS))
+        opened = Mux(at_cursor_data, moved, beat_in.rotate_left(SECTOR_BITS))
         whole = at_cursor & (cursor == 0) & ~last   # a TL flit in exactly this beat
         with m.If(step):
             m.d.sync += [beat.eq(Mux(last, 0, beat + 1)),
@@ -143,28 +146,30 @@ class DlUnpack(Component):
             m.d.sync += [self.o.valid.eq((completes | whole) & ~bad),
                          self.o.p.data.eq(Mux(completes, filled, opened)),
                          self.o.p.msg.eq(Mux(completes, part_msg, start_msg))]
-            following = Signal.like(cursor)
-            m.d.sync += [cursor.eq(following), amount.eq(-following)]
+            # ``amount`` is -``cursor`` (mod 16), formed beside it from the same candidates,
+            # not after it.
+            size_less = Signal.like(cursor)
+            m.d.comb += size_less.eq(size - cursor)
             with m.If(start & ~whole):
                 # ``size - start_at`` sectors here, the rest from the next beat(s).
-                m.d.sync += [part.eq(opened), part_msg.eq(start_msg), pending.eq(1)]
-                m.d.comb += following.eq(start_at + BEAT_SECTORS - size)
+                m.d.sync += [part.eq(opened), part_msg.eq(start_msg), pending.eq(1),
+                             cursor.eq(start_at + BEAT_SECTORS - size),
+                             amount.eq(Mux(at_cursor, size_less, size - (BEAT_SECTORS - 1)))]
             with m.Elif(pending & ~completes):
                 # Only in the last beat: the pending TL flit goes on into the next DL flit.
-                m.d.sync += part.eq(filled)
-                m.d.comb += following.eq(cursor - size)
+                m.d.sync += [part.eq(filled), cursor.eq(cursor - size), amount.eq(size_less)]
             with m.Else():
                 # Nothing pending: the next decision point follows a whole TL flit at once,
                 # else it is the next half-segment start.
-                m.d.sync += pending.eq(0)
-                m.d.comb += following.eq(Mux(whole, 0, after))
+                m.d.sync += [pending.eq(0), cursor.eq(Mux(whole, 0, after)),
+                             amount.eq(Mux(whole, 0, after_neg))]
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(contained):
             self._contain(m, resume, reopen, contained, [pending, cursor, amount])
         return m
 
-    def _decide(self, m, beat, cursor, step):
+    def _decide(self, m, beat, cursor, step, ahead):
         """Where a TL flit starts in this beat, if one does: ``(start, start_at, whether that
         is the cursor, its message bits, the decision points reached (2 bits per segment:
         first, second half), the cursor in the next beat when none starts)``.
@@ -176,7 +181,6 @@ class DlUnpack(Component):
         registers, written while the beat before was taken (the same DL flit's headers); beat
         0 lies in segment 0's first half, whose header bits it reads directly."""
         headers = self.i.p.headers
-        ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
         with m.If(step):
             with m.Switch(beat):
                 for b in range(BEATS_PER_FLIT - 1):
@@ -211,6 +215,21 @@ class DlUnpack(Component):
                             with m.If(~first):
                                 m.d.comb += reached[2 * seg + second_half].eq(1)
         return start, start_at, first, msg, reached, after
+
+    def _decide_data(self, m, beat, cursor, ahead):
+        """For the beat's data path: whether a TL flit starts at the cursor, formed apart from
+        :meth:`_decide`'s (from the decoded cursor, not its 16-way multiplexer), so that the
+        fan-out of the 512-bit multiplexer it steers does not stretch the cursor's loop; and
+        -``after`` (mod 16), the rotator's amount at the next half-segment start."""
+        flits = Cat(ahead[k].flit for k in range(BEAT_SECTORS))
+        hot = Cat(cursor == k for k in range(BEAT_SECTORS))
+        first = Signal()
+        after_neg = Signal.like(cursor)
+        m.d.comb += first.eq(Mux(beat == 0, self.i.p.headers[0].flit0, (flits & hot).any()))
+        for b in range(BEATS_PER_FLIT):
+            with m.If(beat == b):
+                m.d.comb += after_neg.eq(-next_cursor(b) % BEAT_SECTORS)
+        return first, after_neg
 
     def _count(self, m, last, seen, step):
         """``malformed``: at the last beat, a TL flit announced where no decision point was

@@ -85,8 +85,9 @@ class LlrTx(ConfiguredComponent):
     **Ack timeout** [§6.6.6.8]: counted in flit times while flits are unacknowledged and the
     link is Up; ``timeout`` pulses when it runs out (the link then leaves Up).
 
-    Latency: a packer beat taken in clock ``t`` is on ``o`` at ``t + 1``; a command on
-    ``ingress`` in clock ``t`` acts on the flits that start from ``t + 2``. Throughput: one
+    Latency: a packer beat taken in clock ``t`` is on ``o`` at ``t + 1``; an Ack on
+    ``ingress`` in clock ``t`` acts on the flits that start from ``t + 2``, a Replay Request
+    (checked in clock ``t``, taken in ``t + 1``) from ``t + 3``. Throughput: one
     beat per clock while ``o`` is ready (and ``mode`` is not IDLE). ``body`` is taken only
     within flits this block chose to take from it, a flit's 10 beats in a row.
 
@@ -329,7 +330,13 @@ class LlrTx(ConfiguredComponent):
         zero = seq == 0
         in_buffer = seq_diff(st.last_seq, seq) <= _WINDOW
         is_ack = ingress.command & (ingress.op == FlitOp.ACK)
-        ask = ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
+        # A Replay Request is checked in the clock it comes and taken in the next
+        # (``taken``, with the slot of its flit): one clock more for the window compares and
+        # the slot's addition [ours]. One checked in the clock its predecessor is taken is in
+        # the ignore window.
+        taken = Signal(name="replay_request_taken")
+        ask = (ingress.command & (ingress.op == FlitOp.REPLAY_REQUEST) & (st.ignore == 0)
+               & ~taken)
         # [ours] An Ack is taken only up to Tx_last_seq (Figure 6-19). The spec's two tests,
         # each <= 256, say the same when 2 or more flits are unacknowledged; with 0 or 1 they
         # overlap and would take an Ack 255 or 256 ahead, leaving 256 flits "unacknowledged".
@@ -340,6 +347,13 @@ class LlrTx(ConfiguredComponent):
         left = seq_diff(st.last_seq, seq)                   # unacknowledged after an Ack
         offset = seq_diff(seq, st.oldest)
         ask_ok = ask & (offset <= _WINDOW) & in_buffer
+        taken_seq = Signal(SEQ_BITS, name="replay_request_seq")
+        taken_slot = Signal(range(cfg.replay_depth), name="replay_request_slot")
+        # The slot of flit ``seq`` when it is in TxReplay (else the replay goes from the
+        # oldest, :meth:`_choose`); an Ack taken meanwhile moves the head, not the flit.
+        m.d.sync += [taken.eq(ask_ok), taken_seq.eq(seq),
+                     taken_slot.eq(_wrap(st.head + offset[:len(st.head) + 1],
+                                         cfg.replay_depth))]
         st.ack_error = is_ack & ~ack_ok
         st.ask_error = ask & ~ask_ok
         st.acked = ack_ok & (seq != st.last_ack)
@@ -351,7 +365,7 @@ class LlrTx(ConfiguredComponent):
                                       Mux(st.new, st.unacked + 1, st.unacked)))
         # A request taken in the clock before a flit starts came after its choice.
         asked_before = Signal()
-        m.d.sync += asked_before.eq(ask_ok)
+        m.d.sync += asked_before.eq(taken)
         with m.If(ingress.flit & (st.ignore != 0)):
             m.d.sync += st.ignore.eq(st.ignore - 1)
         with m.If(ack_ok):
@@ -364,14 +378,11 @@ class LlrTx(ConfiguredComponent):
             m.d.sync += st.replay.eq(0)
         with m.If(started):
             m.d.sync += st.restarted.eq(asked_before)
-        with m.If(ask_ok):
-            # The slot of flit ``seq`` when it is in TxReplay (else the replay goes from the
-            # oldest, :meth:`_choose`).
+        with m.If(taken):
             m.d.sync += [st.replay.eq(1), st.first_replay.eq(1), st.ignore.eq(REPLAY_IGNORE),
-                         st.replay_seq.eq(seq), st.restarted.eq(1),
-                         st.replay_slot.eq(_wrap(st.head + offset[:len(st.head) + 1],
-                                                 cfg.replay_depth))]
-        st.asked_replay = ask_ok
+                         st.replay_seq.eq(taken_seq), st.restarted.eq(1),
+                         st.replay_slot.eq(taken_slot)]
+        st.asked_replay = taken
 
     def _timer(self, m, st, flit_done):
         """Tx_ack_counter [§6.6.6.8]: counts down per flit time while flits are unacknowledged
