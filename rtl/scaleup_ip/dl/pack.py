@@ -79,8 +79,11 @@ class DlPack(Component):
         size = Mux(last, LAST_SECTORS, BEAT_SECTORS)
         form = ~self.o.valid | self.o.ready
         decide = cursor < size
-        take = Signal()
-        m.d.comb += [take.eq(form & decide & self.i.valid), self.i.ready.eq(take)]
+        # A TL flit is offered at the decision point; it is taken when a beat is formed. The
+        # registers load only when a beat is formed, so what they load follows from ``offer``:
+        # the downstream ready reaches only their enables (``form``).
+        offer = Signal()
+        m.d.comb += [offer.eq(decide & self.i.valid), self.i.ready.eq(form & offer)]
         # One rotator: the TL flit moved so that its sectors that do not fit (after the beat,
         # or after the last beat's payload, 3 sectors earlier) land at the bottom, for the
         # carry-over; the beat takes the rest, 3 sectors up in the last beat.
@@ -93,12 +96,12 @@ class DlPack(Component):
         for i in range(BEAT_SECTORS):
             # (No comparison with a 4-bit register is written where its result is constant.)
             held_here = carrying & (i < cursor) if i < BEAT_SECTORS - 1 else 0
-            from_tl = take & (i < size)
+            from_tl = offer & (i < size)
             if i < BEAT_SECTORS - 1:
                 from_tl &= cursor <= i
             placed = Mux(last, rotated[i + skip], rotated[i]) if i < LAST_SECTORS else rotated[i]
             m.d.comb += sectors[i].eq(Mux(held_here, carry[i], Mux(from_tl, placed, 0)))
-        new_headers = self._headers(m, beat, cursor, take, headers)
+        new_headers = self._headers(m, beat, cursor, offer, headers)
         closing = Signal(last_beat_layout)           # the last beat, its headers filled in
         m.d.comb += [closing.payload.eq(sectors.as_value()), closing.headers.eq(new_headers)]
         with m.If(form):
@@ -106,12 +109,12 @@ class DlPack(Component):
                 self.o.valid.eq(1),
                 self.o.p.data.eq(Mux(last, closing, sectors)),
                 self.o.p.last.eq(last),
-                self.o.p.payload.eq(payload | take | carrying),
+                self.o.p.payload.eq(payload | offer | carrying),
                 beat.eq(Mux(last, 0, beat + 1)),
                 headers.eq(Mux(last, 0, new_headers)),
-                payload.eq(~last & (payload | take | carrying)),
+                payload.eq(~last & (payload | offer | carrying)),
             ]
-            following = self._advance(m, beat, last, size, decide, take, cursor, carrying,
+            following = self._advance(m, beat, last, size, decide, offer, cursor, carrying,
                                       carry, rotated)
             m.d.sync += [cursor.eq(following),
                          amount.eq(following + Mux(beat == BEATS_PER_FLIT - 2, skip, 0))]
@@ -119,10 +122,11 @@ class DlPack(Component):
             m.d.sync += self.o.valid.eq(0)
         return m
 
-    def _advance(self, m, beat, last, size, decide, take, cursor, carrying, carry, rotated):
-        """The next beat's carry-over; returns its decision point."""
+    def _advance(self, m, beat, last, size, decide, offer, cursor, carrying, carry, rotated):
+        """The next beat's carry-over (when a beat is formed: a TL flit ``offer``-ed is
+        taken); returns its decision point."""
         following = Signal.like(cursor)
-        with m.If(take):
+        with m.If(offer):
             # The TL flit's sectors after this beat carry over: as many as the sectors before
             # its start in a full beat, 3 more in the last.
             rest = cursor + Mux(last, BEAT_SECTORS - LAST_SECTORS, 0)
@@ -141,16 +145,16 @@ class DlPack(Component):
                          carry.eq(carry.as_value() >> (LAST_SECTORS * SECTOR_BITS))]
         return following
 
-    def _headers(self, m, beat, cursor, take, headers):
+    def _headers(self, m, beat, cursor, offer, headers):
         """The segment headers with the TL flit that starts at the decision point, if one
-        does."""
+        is ``offer``-ed (taken when the beat is formed)."""
         new = Signal.like(headers)
         m.d.comb += new.eq(headers)
         position = Signal(range(PAYLOAD_SECTORS + BEAT_SECTORS))
         m.d.comb += position.eq(beat * BEAT_SECTORS + cursor)
         for s, start in enumerate(SEGMENT_STARTS):
             end = SEGMENT_STARTS[s + 1] if s + 1 < SEGMENTS else PAYLOAD_SECTORS
-            inside = take & (position < end)
+            inside = offer & (position < end)
             if start:
                 inside &= position >= start
             second = position >= start + HALF_SECTORS

@@ -38,6 +38,13 @@ def _inner_point(beat):
     return inner[0] if inner else None
 
 
+def _has_inner(beat, cursor):
+    """Whether beat ``beat`` has a decision point after ``cursor``: a half-segment start inside
+    it, always its last sector (checked in :meth:`DlUnpack.elaborate`)."""
+    inner_beats = [b for b in range(BEATS_PER_FLIT) if _inner_point(b) is not None]
+    return Cat(beat == b for b in inner_beats).any() & (cursor < BEAT_SECTORS - 1)
+
+
 def _announcements(headers, beat):
     """What ``headers`` say of each sector of beat ``beat`` (none past the payload)."""
     out = []
@@ -114,7 +121,7 @@ class DlUnpack(Component):
         ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
         start, start_at, at_cursor, start_msg, reached, after = self._decide(
             m, beat, cursor, step, ahead)
-        at_cursor_data, after_neg = self._decide_data(m, beat, cursor, ahead)
+        at_cursor_data, start_data, after_neg = self._decide_data(m, beat, cursor, ahead)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
         # fit.
@@ -152,17 +159,22 @@ class DlUnpack(Component):
             m.d.comb += size_less.eq(size - cursor)
             with m.If(start & ~whole):
                 # ``size - start_at`` sectors here, the rest from the next beat(s).
-                m.d.sync += [part.eq(opened), part_msg.eq(start_msg), pending.eq(1),
+                m.d.sync += [part_msg.eq(start_msg), pending.eq(1),
                              cursor.eq(start_at + BEAT_SECTORS - size),
                              amount.eq(Mux(at_cursor, size_less, size - (BEAT_SECTORS - 1)))]
             with m.Elif(pending & ~completes):
                 # Only in the last beat: the pending TL flit goes on into the next DL flit.
-                m.d.sync += [part.eq(filled), cursor.eq(cursor - size), amount.eq(size_less)]
+                m.d.sync += [cursor.eq(cursor - size), amount.eq(size_less)]
             with m.Else():
                 # Nothing pending: the next decision point follows a whole TL flit at once,
                 # else it is the next half-segment start.
                 m.d.sync += [pending.eq(0), cursor.eq(Mux(whole, 0, after)),
                              amount.eq(Mux(whole, 0, after_neg))]
+            # The sectors received of the pending TL flit (512 enables), as above but from
+            # the data path's own copy of the decision.
+            opens = start_data & ~(at_cursor_data & (cursor == 0) & ~last)
+            with m.If(opens | (pending & ~completes)):
+                m.d.sync += part.eq(Mux(opens, opened, filled))
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(contained):
@@ -193,9 +205,7 @@ class DlUnpack(Component):
         m.d.comb += [first.eq(Mux(first_beat, headers[0].flit0, ahead[cursor].flit)),
                      first_msg.eq(Mux(first_beat, headers[0].msg0, ahead[cursor].msg))]
         # A later decision point in a beat is its last sector (checked in elaborate).
-        inner_beats = [b for b in range(BEATS_PER_FLIT) if _inner_point(b) is not None]
-        has_inner = Cat(beat == b for b in inner_beats).any() & (cursor < BEAT_SECTORS - 1)
-        second = has_inner & ~first & ahead[BEAT_SECTORS - 1].flit
+        second = _has_inner(beat, cursor) & ~first & ahead[BEAT_SECTORS - 1].flit
         start, start_at, msg = Signal(), Signal(range(BEAT_SECTORS)), Signal(2)
         m.d.comb += [start.eq(first | second),
                      start_at.eq(Mux(first, cursor, BEAT_SECTORS - 1)),
@@ -217,19 +227,23 @@ class DlUnpack(Component):
         return start, start_at, first, msg, reached, after
 
     def _decide_data(self, m, beat, cursor, ahead):
-        """For the beat's data path: whether a TL flit starts at the cursor, formed apart from
-        :meth:`_decide`'s (from the decoded cursor, not its 16-way multiplexer), so that the
-        fan-out of the 512-bit multiplexer it steers does not stretch the cursor's loop; and
-        -``after`` (mod 16), the rotator's amount at the next half-segment start."""
+        """For the beat's data path: whether a TL flit starts at the cursor and whether one
+        starts in the beat, formed apart from :meth:`_decide`'s (from the decoded cursor, not
+        its 16-way multiplexer), so that the fan-out of the 512-bit multiplexers and enables
+        they steer does not stretch the cursor's loop; and -``after`` (mod 16), the rotator's
+        amount at the next half-segment start."""
         flits = Cat(ahead[k].flit for k in range(BEAT_SECTORS))
         hot = Cat(cursor == k for k in range(BEAT_SECTORS))
-        first = Signal()
+        first, start = Signal(), Signal()
         after_neg = Signal.like(cursor)
-        m.d.comb += first.eq(Mux(beat == 0, self.i.p.headers[0].flit0, (flits & hot).any()))
+        m.d.comb += [
+            first.eq(Mux(beat == 0, self.i.p.headers[0].flit0, (flits & hot).any())),
+            start.eq(first | (_has_inner(beat, cursor) & flits[BEAT_SECTORS - 1])),
+        ]
         for b in range(BEATS_PER_FLIT):
             with m.If(beat == b):
                 m.d.comb += after_neg.eq(-next_cursor(b) % BEAT_SECTORS)
-        return first, after_neg
+        return first, start, after_neg
 
     def _count(self, m, last, seen, step):
         """``malformed``: at the last beat, a TL flit announced where no decision point was
