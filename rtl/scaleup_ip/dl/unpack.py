@@ -121,7 +121,7 @@ class DlUnpack(Component):
         ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
         start, start_at, at_cursor, start_msg, reached, after = self._decide(
             m, beat, cursor, step, ahead)
-        at_cursor_data, start_data, after_neg = self._decide_data(m, beat, cursor, ahead)
+        at_cursor_data, start_data = self._decide_data(m, beat, cursor, ahead)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
         # fit.
@@ -169,7 +169,7 @@ class DlUnpack(Component):
                 # Nothing pending: the next decision point follows a whole TL flit at once,
                 # else it is the next half-segment start.
                 m.d.sync += [pending.eq(0), cursor.eq(Mux(whole, 0, after)),
-                             amount.eq(Mux(whole, 0, after_neg))]
+                             amount.eq(Mux(whole, 0, -after))]
             # The sectors received of the pending TL flit (512 enables), as above but from
             # the data path's own copy of the decision.
             opens = start_data & ~(at_cursor_data & (cursor == 0) & ~last)
@@ -230,20 +230,15 @@ class DlUnpack(Component):
         """For the beat's data path: whether a TL flit starts at the cursor and whether one
         starts in the beat, formed apart from :meth:`_decide`'s (from the decoded cursor, not
         its 16-way multiplexer), so that the fan-out of the 512-bit multiplexers and enables
-        they steer does not stretch the cursor's loop; and -``after`` (mod 16), the rotator's
-        amount at the next half-segment start."""
+        they steer does not stretch the cursor's loop."""
         flits = Cat(ahead[k].flit for k in range(BEAT_SECTORS))
         hot = Cat(cursor == k for k in range(BEAT_SECTORS))
         first, start = Signal(), Signal()
-        after_neg = Signal.like(cursor)
         m.d.comb += [
             first.eq(Mux(beat == 0, self.i.p.headers[0].flit0, (flits & hot).any())),
             start.eq(first | (_has_inner(beat, cursor) & flits[BEAT_SECTORS - 1])),
         ]
-        for b in range(BEATS_PER_FLIT):
-            with m.If(beat == b):
-                m.d.comb += after_neg.eq(-next_cursor(b) % BEAT_SECTORS)
-        return first, start, after_neg
+        return first, start
 
     def _count(self, m, last, seen, step):
         """``malformed``: at the last beat, a TL flit announced where no decision point was
