@@ -38,11 +38,22 @@ def _inner_point(beat):
     return inner[0] if inner else None
 
 
-def _has_inner(beat, cursor):
-    """Whether beat ``beat`` has a decision point after ``cursor``: a half-segment start inside
-    it, always its last sector (checked in :meth:`DlUnpack.elaborate`)."""
+def _has_inner(beat, below_last):
+    """Whether beat ``beat`` has a decision point after the cursor: a half-segment start inside
+    it, always its last sector (checked in :meth:`DlUnpack.elaborate`), with the cursor
+    ``below_last``."""
     inner_beats = [b for b in range(BEATS_PER_FLIT) if _inner_point(b) is not None]
-    return Cat(beat == b for b in inner_beats).any() & (cursor < BEAT_SECTORS - 1)
+    return Cat(beat == b for b in inner_beats).any() & below_last
+
+
+def _turned(hot, n):
+    """The one-hot form of (the value of one-hot ``hot``) + ``n`` (mod 16): wiring only."""
+    return Cat(hot[(k - n) % BEAT_SECTORS] for k in range(BEAT_SECTORS))
+
+
+def _one_hot(value):
+    """The one-hot form of the constant ``value`` (mod 16)."""
+    return C(1 << (value % BEAT_SECTORS), BEAT_SECTORS)
 
 
 def _announcements(headers, beat):
@@ -104,6 +115,7 @@ class DlUnpack(Component):
         beat = Signal(range(BEATS_PER_FLIT))
         cursor = Signal(range(BEAT_SECTORS))        # the beat's first decision point, if
                                                     # below its size
+        hot = Signal(BEAT_SECTORS, init=1)          # the cursor one-hot, for the data path
         pending = Signal()                          # a TL flit is under way: it has its
                                                     # sectors 0 .. 15 - cursor
         part = Signal(sector_array)                 # ... here
@@ -121,7 +133,7 @@ class DlUnpack(Component):
         ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
         start, start_at, at_cursor, start_msg, reached, after = self._decide(
             m, beat, cursor, step, ahead)
-        at_cursor_data, start_data = self._decide_data(m, beat, cursor, ahead)
+        at_cursor_data, start_data = self._decide_data(m, beat, hot, ahead)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
         # fit.
@@ -161,24 +173,32 @@ class DlUnpack(Component):
                 # ``size - start_at`` sectors here, the rest from the next beat(s).
                 m.d.sync += [part_msg.eq(start_msg), pending.eq(1),
                              cursor.eq(start_at + BEAT_SECTORS - size),
-                             amount.eq(Mux(at_cursor, size_less, size - (BEAT_SECTORS - 1)))]
+                             amount.eq(Mux(at_cursor, size_less, size - (BEAT_SECTORS - 1))),
+                             hot.eq(Mux(at_cursor,
+                                        Mux(last, _turned(hot, -LAST_SECTORS), hot),
+                                        Mux(last, _one_hot(-1 - LAST_SECTORS),
+                                            _one_hot(-1))))]
             with m.Elif(pending & ~completes):
                 # Only in the last beat: the pending TL flit goes on into the next DL flit.
-                m.d.sync += [cursor.eq(cursor - size), amount.eq(size_less)]
+                m.d.sync += [cursor.eq(cursor - size), amount.eq(size_less),
+                             hot.eq(Mux(last, _turned(hot, -LAST_SECTORS), hot))]
             with m.Else():
                 # Nothing pending: the next decision point follows a whole TL flit at once,
                 # else it is the next half-segment start.
                 m.d.sync += [pending.eq(0), cursor.eq(Mux(whole, 0, after)),
-                             amount.eq(Mux(whole, 0, -after))]
+                             amount.eq(Mux(whole, 0, -after)),
+                             hot.eq(Mux(whole, 1, Cat(after == k for k in range(BEAT_SECTORS))))]
             # The sectors received of the pending TL flit (512 enables), as above but from
             # the data path's own copy of the decision.
-            opens = start_data & ~(at_cursor_data & (cursor == 0) & ~last)
+            opens = start_data & ~(at_cursor_data & hot[0] & ~last)
             with m.If(opens | (pending & ~completes)):
                 m.d.sync += part.eq(Mux(opens, opened, filled))
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(contained):
             self._contain(m, resume, reopen, contained, [pending, cursor, amount])
+            with m.If(resume):
+                m.d.sync += hot.eq(1)
         return m
 
     def _decide(self, m, beat, cursor, step, ahead):
@@ -205,7 +225,8 @@ class DlUnpack(Component):
         m.d.comb += [first.eq(Mux(first_beat, headers[0].flit0, ahead[cursor].flit)),
                      first_msg.eq(Mux(first_beat, headers[0].msg0, ahead[cursor].msg))]
         # A later decision point in a beat is its last sector (checked in elaborate).
-        second = _has_inner(beat, cursor) & ~first & ahead[BEAT_SECTORS - 1].flit
+        second = (_has_inner(beat, cursor < BEAT_SECTORS - 1) & ~first
+                  & ahead[BEAT_SECTORS - 1].flit)
         start, start_at, msg = Signal(), Signal(range(BEAT_SECTORS)), Signal(2)
         m.d.comb += [start.eq(first | second),
                      start_at.eq(Mux(first, cursor, BEAT_SECTORS - 1)),
@@ -226,17 +247,19 @@ class DlUnpack(Component):
                                 m.d.comb += reached[2 * seg + second_half].eq(1)
         return start, start_at, first, msg, reached, after
 
-    def _decide_data(self, m, beat, cursor, ahead):
+    def _decide_data(self, m, beat, hot, ahead):
         """For the beat's data path: whether a TL flit starts at the cursor and whether one
-        starts in the beat, formed apart from :meth:`_decide`'s (from the decoded cursor, not
-        its 16-way multiplexer), so that the fan-out of the 512-bit multiplexers and enables
-        they steer does not stretch the cursor's loop."""
+        starts in the beat, formed apart from :meth:`_decide`'s from ``hot``, a one-hot copy
+        of the cursor in a register of its own, so that the fan-out of the 512-bit
+        multiplexers and enables they steer does not stretch the cursor's loop. (Formed from
+        the decoded ``cursor``, the placed design's worst path still ran from the cursor
+        through the decision's 16-way multiplexer into the part-flit register.)"""
         flits = Cat(ahead[k].flit for k in range(BEAT_SECTORS))
-        hot = Cat(cursor == k for k in range(BEAT_SECTORS))
         first, start = Signal(), Signal()
         m.d.comb += [
             first.eq(Mux(beat == 0, self.i.p.headers[0].flit0, (flits & hot).any())),
-            start.eq(first | (_has_inner(beat, cursor) & flits[BEAT_SECTORS - 1])),
+            start.eq(first | (_has_inner(beat, ~hot[BEAT_SECTORS - 1])
+                              & flits[BEAT_SECTORS - 1])),
         ]
         return first, start
 
