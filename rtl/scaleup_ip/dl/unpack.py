@@ -196,9 +196,7 @@ class DlUnpack(Component):
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(contained):
-            self._contain(m, resume, reopen, contained, [pending, cursor, amount])
-            with m.If(resume):
-                m.d.sync += hot.eq(1)
+            self._contain(m, resume, reopen, contained, [pending, cursor, hot, amount])
         return m
 
     def _decide(self, m, beat, cursor, step, ahead):
@@ -282,12 +280,12 @@ class DlUnpack(Component):
     def _contain(self, m, resume, reopen, contained, carry):
         """While containing, over the statements above: nothing delivered or counted (the beats
         still counted, so the DL flits' bounds are kept); after ``restart``, in a clock that
-        takes no beat at the next DL flit's start, the carry-over is cleared and reading
-        resumes."""
+        takes no beat at the next DL flit's start, the carry-over (``carry``, registers) is back
+        at its initial values and reading resumes."""
         m.d.sync += [self.o.valid.eq(self.o.valid & ~self.o.ready),
                      self.o.payload.eq(self.o.payload),     # one shown before stays as it was
                      self.malformed.eq(self.malformed), self.fault.eq(0)]
         with m.If(self.restart):
             m.d.sync += reopen.eq(1)
         with m.If(resume):
-            m.d.sync += [contained.eq(0), reopen.eq(0)] + [c.eq(0) for c in carry]
+            m.d.sync += [contained.eq(0), reopen.eq(0)] + [c.eq(c.init) for c in carry]
