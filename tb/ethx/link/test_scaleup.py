@@ -665,6 +665,10 @@ async def cbfc_09_per_port_credit(dut):
     verdict("CBFC-09", "both flow; VC 0 flows with VC 1 held", measured, ok)
 
 
+#: The whole matrix runs in ``make soak`` (the regression's time budget: about 2.7 minutes of
+#: CPU with its jumbo link's build); the link's LLR and CBFC behaviour stays in ``make test``
+#: through tb/ethx/link/test_link.py, test_rx.py, the proofs and tb/ethx/test_lossy.py.
+@pytest.mark.soak_only
 def test_scaleup(tmp_path):
     """Every case on the jumbo link, CBFC-05 on the tagged links of the link tests at each
     width (their builds); the records joined to the case table."""
