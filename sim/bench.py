@@ -11,6 +11,11 @@ the same items (more than 0.5 points below it makes the run fail), items per fli
 clock at saturation and the latency from an item accepted to its control half-flit leaving; and
 the TL unpacker's latency from the flit that completes an item to the item valid on UPLI.
 
+``tl_policy``: the golden model's packing policies (``best``, ``slots``, ``compact``) on the
+same mixes, 200 pairs each, without and with the address cache, next to the best legal packing
+(the slot policy more than 0.5 points below it makes the run fail; ``BENCH_SEED`` draws other
+items): pure Python, no simulator.
+
 ``addrcache``: for each address pattern of :data:`sim.tl.cache_bench.PATTERNS`, the Tx address
 cache's hit rate and the packer's efficiency with the cache off and on (4 ways x 1024 rows).
 The 256-byte WriteFull stream must reach the spec's 1280/1344 = 95.24 % [UALink 1.0 §5.4]
@@ -54,6 +59,7 @@ from sim.dl.link import DL_LINK, DlLink
 from sim.dl.link_env import bound, go_back_n
 from sim.ethx.link.pair import EthxLinkTraffic
 from sim.ethx.pair import EthxPair
+from sim.tl import policy as tl_policy
 
 #: Flit times of the golden-model link per BER point, at least (or as many as the RTL ran).
 DL_MODEL_FLITS = 100_000
@@ -144,6 +150,35 @@ def bench_tl(out):
           " window; latency: clocks from the first item accepted to its flit leaving")
     print("  unpacker latency, flit completing the item -> UPLI valid: " + ", ".join(
         f"{row['item']} {row['rx_latency']}" for row in result["rx_latency"]))
+    return wrong
+
+
+def bench_tl_policy(out):
+    seed = int(os.environ.get("BENCH_SEED", 1))
+    rows = tl_policy.rows(seed)
+    out.write_text(json.dumps({"seed": seed, "pairs": 200, "rows": rows}, indent=2))
+    print(f"\nUALink TL packing policies, golden model ({out.relative_to(toolchain.REPO)})")
+    names = list(tl_policy.POLICIES)
+    print(f"  {'mix':<20} {'cache':>5} {'bound':>7} " + " ".join(f"{n:>8}" for n in names))
+    wrong = []
+    for k in range(0, len(rows), len(names)):
+        group = rows[k:k + len(names)]
+        mix, cache = group[0]["mix"], "on" if group[0]["cache"] else "off"
+        if group[0]["bound"]:
+            cells = [f"{r['efficiency']:>8.2%}" for r in group]
+            bound = f"{group[0]['bound']:>7.2%}"
+        else:                                   # no data: flits
+            cells = [f"{r['flits']:>6} f" for r in group]
+            bound = f"{group[0]['bound_flits']:>5} f"
+        line = f"  {mix:<20} {cache:>5} {bound} " + " ".join(cells)
+        print(line)
+        slots = group[names.index("slots")]
+        short = (slots["bound"] - slots["efficiency"] if slots["bound"]
+                 else slots["flits"] / slots["bound_flits"] - 1)
+        if short > TL_BOUND_GAP:
+            wrong.append(f"the slot policy more than {TL_BOUND_GAP:.1%} below its bound:{line}")
+    print("  efficiency: data bytes / (flits x 64); f: flits (mixes without data); 200 pairs a"
+          f" mix, seed {seed} (BENCH_SEED)")
     return wrong
 
 
@@ -383,7 +418,8 @@ def bench_simspeed(out):
     return [] if done.returncode == 0 else ["simspeed: make sim failed"]
 
 
-BENCHES = {"crc": bench_crc, "tl": bench_tl, "addrcache": bench_addrcache, "dl": bench_dl,
+BENCHES = {"crc": bench_crc, "tl": bench_tl, "tl_policy": bench_tl_policy,
+           "addrcache": bench_addrcache, "dl": bench_dl,
            "ethx": bench_ethx, "ethx_link": bench_ethx_link, "simspeed": bench_simspeed}
 
 

@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The slot packer of the golden model (``scaleup_ip.model.tl.slots``, README §3 *Slot
+packer*): its decision worked by hand, its response units, round trips both ways with short
+credits and pending returns, with address caches, and its packing of every benchmark mix
+against the best legal packing. Seeds are printed (``SEED=n`` reproduces a run)."""
+
+import dataclasses
+import math
+
+import pytest
+
+from scaleup_ip.model.tl.addrcache import AddrCacheConfig, RxAddressCache, TxAddressCache
+from scaleup_ip.model.tl.flit import (
+    ATOMIC_R,
+    CLASSES,
+    READ,
+    FType,
+    Request,
+    Unpacker,
+    credit_table,
+    parse_control,
+)
+from scaleup_ip.model.tl.slots import SlotPacker, Window, decide, request_layout
+from sim.tl import policy
+from sim.tl.traffic import (
+    MIXES,
+    as_received,
+    cache_pattern,
+    cacheable_request,
+    make_read_response,
+    make_request,
+    make_write_response,
+    random_request,
+    random_response,
+)
+from tb.tl.test_model import End, random_buffers
+
+PLENTY = {cls: {"pool": 100_000} for cls in CLASSES}
+
+
+def window(sizes=(), data=None, units=(), **kw):
+    """A decision's view: requests of ``sizes`` slots (without data unless ``data``), all of
+    them waiting, every allowance and credit plenty."""
+    values = dict(sizes=tuple(sizes), data=tuple(data or (False,) * len(sizes)),
+                  waiting=len(sizes), units=tuple(units), lead=0, allow_req=4, allow_rsp=8,
+                  req_credit=4, rsp_credit=8, reserve=False, swapped=False)
+    values.update(kw)
+    return Window(**values)
+
+
+# --- The decision by hand -------------------------------------------------------------------------
+
+def test_request_layout_and_its_gap():
+    assert request_layout([2, 2]) == ([0, 2], 4, None)
+    assert request_layout([1, 2]) == ([0, 2], 4, 1)
+    assert request_layout([1, 1, 2]) == ([0, 1, 2], 4, None)
+    assert request_layout([1, 1, 1, 1]) == ([0, 1, 2, 3], 4, None)
+    assert request_layout([2, 1, 2]) == ([0, 2, 4], 6, 3)     # past the half: never taken
+
+
+def test_nothing_queued_is_no_control():
+    assert decide(window()) == (0, 0)
+
+
+def test_responses_alone_fill_the_slots():
+    """Four units of one write response each; a pending return keeps slot 3 free; the rate
+    limit and the credits cut the count."""
+    units = [(False,)] * 6
+    assert decide(window(units=units)) == (0, 4)
+    assert decide(window(units=units, reserve=True)) == (0, 3)
+    assert decide(window(units=units, allow_rsp=2)) == (0, 2)
+    assert decide(window(units=units, rsp_credit=1)) == (0, 1)
+
+
+def test_a_unit_of_two_is_cut_to_its_first_response():
+    """Four units of two compressed responses carry 8; with 7 allowed the last unit goes with
+    its first response only."""
+    units = [(False, False)] * 5
+    assert decide(window(units=units)) == (0, 8)
+    assert decide(window(units=units, allow_rsp=7)) == (0, 7)
+
+
+def test_a_response_unit_fills_the_gap():
+    """A compressed read, then an uncompressed write with data (at slots 2-3), leave slot 1: a
+    read response goes there. Weighed: a = 1 (3 responses after it, balance -2) against
+    a = 2 (one response in the gap, balance +1): both carry data and span 4 slots, and the
+    second is the better balanced."""
+    w = window(sizes=(1, 2), data=(False, True), units=[(True,)] * 3)
+    assert decide(w) == (2, 1)
+
+
+def test_the_balance_cap_holds_responses_back_while_reads_wait():
+    """Responses 4 ahead (lead −4) and reads waiting: with no read, no response may go; with
+    one read, one response (with data) beats two reads without data, unless the control is
+    swapped (no MANDATORY NOP to save)."""
+    w = window(sizes=(2, 2, 2, 2, 2), units=[(True,)] * 4, lead=-4)
+    assert decide(w) == (1, 1)
+    assert decide(dataclasses.replace(w, swapped=True)) == (2, 0)
+
+
+def test_only_the_two_highest_balanced_counts_are_weighed():
+    """Four compressed reads and read responses: every count spans all 4 slots with data
+    except a = 4 (no data); of a = 3 and a = 4 the control takes 3 reads and a response, though
+    2 and 2 would balance better."""
+    w = window(sizes=(1, 1, 1, 1), units=[(True,)] * 4)
+    assert decide(w) == (3, 1)
+    assert decide(dataclasses.replace(w, sizes=(1, 1))) == (2, 2)
+
+
+def test_limits_and_credits_cut_the_requests():
+    w = window(sizes=(1, 1, 1, 1), data=(True,) * 4)
+    assert decide(w) == (4, 0)
+    assert decide(dataclasses.replace(w, allow_req=2)) == (2, 0)
+    assert decide(dataclasses.replace(w, req_credit=1)) == (1, 0)
+    assert decide(dataclasses.replace(w, allow_req=0)) == (0, 0)
+    assert decide(dataclasses.replace(w, reserve=True)) == (3, 0)
+
+
+# --- The packer -----------------------------------------------------------------------------------
+
+def test_units_form_as_responses_are_queued(rng):
+    """Two compressed responses share a unit; one before an uncompressed response stays alone;
+    the last one stays open for the next."""
+    p = SlotPacker({}, PLENTY)
+    writes = [make_write_response(rng) for _ in range(4)]          # compressed (0x5)
+    failed = make_read_response(rng, 1, status=0x2)               # uncompressed (0x2)
+    for r in writes[:2] + [failed] + writes[2:3]:
+        p.push_response(r)
+    assert [len(unit) for unit, _ in p._units] == [2, 1, 1]
+    p.push_response(writes[3])
+    assert [len(unit) for unit, _ in p._units] == [2, 1, 2]
+
+
+def test_gap_taken_by_a_response_with_its_data_first(rng):
+    """A compressed read, then an atomic (never compressed, at sectors 7-4), with a read
+    response queued: the response sits in the gap at sector 2, its data before the atomic's."""
+    config = AddrCacheConfig(ways=2, rows=4)
+    p = SlotPacker({}, PLENTY, address_cache=TxAddressCache(config, "always"))
+    u = Unpacker(address_cache=RxAddressCache(config, index="DSTACCID"))
+    region = rng.randrange(1 << 37)
+    first = cacheable_request(rng, region, 1, cmd=READ, nbytes=64)
+    p.push_request(first)
+    flits = p.drain()                               # loads the entry
+    hit = cacheable_request(rng, region, 1, cmd=READ, nbytes=64)
+    atomic = dataclasses.replace(make_request(rng, ATOMIC_R, hit.addr, 8, num_beats=0),
+                                 dst_acc=1)
+    response = make_read_response(rng, 0)
+    p.push_request(hit)
+    p.push_request(atomic)
+    p.push_response(response)
+    flits += p.drain()
+    for flit in flits:
+        u.feed(flit)
+    assert u.error is None and u.idle()
+    assert u.requests == [as_received(r) for r in (first, hit, atomic)]
+    assert u.responses == [as_received(response)]
+    kinds = [(s, ft) for s, ft, _, _ in parse_control(flits[-3].lower)
+             if ft != FType.FLOW_CONTROL]
+    assert kinds == [(0, FType.COMPRESSED_REQUEST), (2, FType.COMPRESSED_READ_RESPONSE),
+                     (4, FType.REQUEST)]
+    assert p.layouts[-1] == "q0|q |r1|. |Q1|Q |Q |Q "
+    assert flits[-3].upper == int.from_bytes(response.data[0][:32], "little")
+
+
+@pytest.mark.parametrize("run_index", range(3))
+def test_random_full_duplex_round_trip(rng, run_index):
+    """Two ends, random items of every kind, short and VC credits, credit returns pending at
+    random: everything delivered in order and every credit back (as ``test_model``'s round
+    trip for the packer with every candidate)."""
+    ends = [End(rng, random_buffers(rng)) for _ in range(2)]
+    for end in ends:
+        end.packer = SlotPacker(end.buffers)
+    todo = [[random_request(rng) if rng.random() < 0.5 else random_response(rng)
+             for _ in range(300)] for _ in ends]
+    quiet = 0
+    for _ in range(20_000):
+        for end, items in zip(ends, todo):
+            for _ in range(min(len(items), rng.choice([0, 0, 1, 3]))):
+                end.push(items.pop(0))
+        flits = [end.packer.step() for end in ends]
+        for flit, far in zip(flits, reversed(ends)):
+            if flit is not None:
+                far.unpacker.feed(flit)
+        for end in ends:
+            end.housekeeping()
+        quiet = quiet + 1 if flits == [None, None] and not any(todo) else 0
+        if quiet > 2 and all(end.settled() for end in ends):
+            break
+    else:
+        pytest.fail("no quiescence")
+    for end, far in (ends, ends[::-1]):
+        assert far.unpacker.error is None
+        assert far.unpacker.requests == [as_received(r) for r in end.sent
+                                         if isinstance(r, Request)]
+        assert far.unpacker.responses == [as_received(r) for r in end.sent
+                                          if not isinstance(r, Request)]
+        assert end.packer.credits == credit_table(far.buffers)
+
+
+@pytest.mark.parametrize("pattern", ["one_region", "four_streams", "eight_streams"])
+def test_round_trip_with_address_caches(rng, pattern):
+    """Compressed and uncompressed requests and responses of every kind: delivered address for
+    address, and controls with four compressed requests and with a unit in the gap seen."""
+    config = AddrCacheConfig()
+    tx = TxAddressCache(config, "adaptive")
+    p = SlotPacker({}, PLENTY, address_cache=tx)
+    u = Unpacker(address_cache=RxAddressCache(config, index="DSTACCID"))
+    items = []
+    for r in cache_pattern(rng, pattern, 400, uncacheable=0.2):
+        items += [r] + [random_response(rng) for _ in range(rng.choice([0, 1, 1, 2]))]
+    for item in items:
+        (p.push_request if isinstance(item, Request) else p.push_response)(item)
+    for flit in p.drain():
+        u.feed(flit)
+    assert u.error is None and u.idle()
+    assert u.requests == [as_received(i) for i in items if isinstance(i, Request)]
+    assert u.responses == [as_received(i) for i in items if not isinstance(i, Request)]
+    assert p.compressed_sent == tx.compressed > 0
+    if pattern == "one_region":
+        assert any(layout.count("q") == 4 for layout in p.layouts)
+
+
+# --- Against the best legal packing ---------------------------------------------------------------
+
+#: Pairs per mix here (``python -m sim.bench tl_policy`` and README's figures use 200).
+PAIRS = 60
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["plain", "cache"])
+@pytest.mark.parametrize("mix", sorted(MIXES))
+def test_mix_within_half_a_point_of_the_bound(rng, mix, cached):
+    """The benchmark's way (the first item alone into the idle packer, then the rest as a
+    backlog): every item delivered, and at most 0.5 % more flits than the best legal packing
+    of the same items, plus one for the run's ends."""
+    items = policy.mix_items(rng, mix, PAIRS, cached)
+    sent, compressed = policy.pack("slots", items, cached)
+    best = policy.bound(items, cached)
+    print(f"{mix} cache={cached}: {sent} flits, bound {best.flits}, {compressed} compressed")
+    assert sent <= math.ceil(best.flits * 1.005) + 1
