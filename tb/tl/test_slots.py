@@ -80,13 +80,20 @@ def test_a_unit_of_two_is_cut_to_its_first_response():
     assert decide(window(units=units, allow_rsp=7)) == (0, 7)
 
 
-def test_a_response_unit_fills_the_gap():
-    """A compressed read, then an uncompressed write with data (at slots 2-3), leave slot 1: a
-    read response goes there. Weighed: a = 1 (3 responses after it, balance -2) against
-    a = 2 (one response in the gap, balance +1): both carry data and span 4 slots, and the
-    second is the better balanced."""
+def test_the_gap_takes_no_response():
+    """A compressed read, then an uncompressed write with data (at slots 2-3), leave slot 1
+    free, for a Flow Control field only. a = 1 with three responses after it spans all 4 slots
+    as a = 2 does, with the same balance, and takes fewer requests."""
     w = window(sizes=(1, 2), data=(False, True), units=[(True,)] * 3)
-    assert decide(w) == (2, 1)
+    assert decide(w) == (1, 3)
+    assert decide(dataclasses.replace(w, units=())) == (2, 0)
+
+
+def test_a_pending_return_takes_the_gap_or_the_last_slot():
+    w = window(sizes=(1, 2), data=(False, True), reserve=True)
+    assert decide(w) == (2, 0)
+    assert decide(dataclasses.replace(w, sizes=(2, 2))) == (1, 0)
+    assert decide(dataclasses.replace(w, sizes=(1, 1, 2))) == (2, 0)
 
 
 def test_the_balance_cap_holds_responses_back_while_reads_wait():
@@ -131,9 +138,10 @@ def test_units_form_as_responses_are_queued(rng):
     assert [len(unit) for unit, _ in p._units] == [2, 1, 2]
 
 
-def test_gap_taken_by_a_response_with_its_data_first(rng):
-    """A compressed read, then an atomic (never compressed, at sectors 7-4), with a read
-    response queued: the response sits in the gap at sector 2, its data before the atomic's."""
+def test_flow_control_in_the_gap(rng):
+    """A compressed read, then an atomic (never compressed, at sectors 7-4), with credit
+    returns pending: the Flow Control fields take the gap (sectors 2 and 3), so the atomic
+    still goes; the read response queued beside them waits for the next control."""
     config = AddrCacheConfig(ways=2, rows=4)
     p = SlotPacker({}, PLENTY, address_cache=TxAddressCache(config, "always"))
     u = Unpacker(address_cache=RxAddressCache(config, index="DSTACCID"))
@@ -141,6 +149,8 @@ def test_gap_taken_by_a_response_with_its_data_first(rng):
     first = cacheable_request(rng, region, 1, cmd=READ, nbytes=64)
     p.push_request(first)
     flits = p.drain()                               # loads the entry
+    p.return_credits("req_cmd", "pool", 1)
+    p.return_credits("rsp_cmd", "vc1", 1)
     hit = cacheable_request(rng, region, 1, cmd=READ, nbytes=64)
     atomic = dataclasses.replace(make_request(rng, ATOMIC_R, hit.addr, 8, num_beats=0),
                                  dst_acc=1)
@@ -154,12 +164,11 @@ def test_gap_taken_by_a_response_with_its_data_first(rng):
     assert u.error is None and u.idle()
     assert u.requests == [as_received(r) for r in (first, hit, atomic)]
     assert u.responses == [as_received(response)]
-    kinds = [(s, ft) for s, ft, _, _ in parse_control(flits[-3].lower)
-             if ft != FType.FLOW_CONTROL]
-    assert kinds == [(0, FType.COMPRESSED_REQUEST), (2, FType.COMPRESSED_READ_RESPONSE),
-                     (4, FType.REQUEST)]
-    assert p.layouts[-1] == "q0|q |r1|. |Q1|Q |Q |Q "
-    assert flits[-3].upper == int.from_bytes(response.data[0][:32], "little")
+    assert p.trace == ["MN", "CN", "CD", "DB", "CD", "CD"]       # the atomic's byte enables: B
+    kinds = [(s, ft) for s, ft, _, _ in parse_control(flits[2].lower)]
+    assert kinds == [(0, FType.COMPRESSED_REQUEST), (2, FType.FLOW_CONTROL),
+                     (3, FType.FLOW_CONTROL), (4, FType.REQUEST)]
+    assert p.layouts[-2:] == ["q0|q |. |. |Q1|Q |Q |Q ", "r1|. |. |. |. |. |. |. "]
 
 
 @pytest.mark.parametrize("run_index", range(3))
@@ -200,7 +209,7 @@ def test_random_full_duplex_round_trip(rng, run_index):
 @pytest.mark.parametrize("pattern", ["one_region", "four_streams", "eight_streams"])
 def test_round_trip_with_address_caches(rng, pattern):
     """Compressed and uncompressed requests and responses of every kind: delivered address for
-    address, and controls with four compressed requests and with a unit in the gap seen."""
+    address, and controls with four compressed requests seen."""
     config = AddrCacheConfig()
     tx = TxAddressCache(config, "adaptive")
     p = SlotPacker({}, PLENTY, address_cache=tx)

@@ -4,11 +4,11 @@
 
 A control half-flit is 4 *slots* of 2 sectors. A compressed request takes 1 slot, an
 uncompressed one 2 aligned slots (0-1 or 2-3), so a compressed request followed by an
-uncompressed one leaves slot 1 free: the *gap* [Table 5-2, §5.6.2]. Responses are bundled into
+uncompressed one leaves slot 1 free: the *gap* [Table 5-2, §5.6.2], which only a Flow Control
+field may take (so data follows requests, then responses [§5.1.1]). Responses are bundled into
 1-slot *units* as they are queued: an uncompressed response is a unit; a compressed response
 opens a unit that the next response joins if it is compressed too (two 1-sector fields in one
-slot), and that stays alone otherwise. A unit may fill the gap: its data then goes before the
-data of the request after it, as data follows sector order [§5.1.1].
+slot), and that stays alone otherwise. Units follow the requests.
 
 The decision (:func:`decide`) sees what a hardware window sees: the sizes and data flags of the
 first :data:`WINDOW` requests, whether more wait, the first :data:`WINDOW` units, the balance
@@ -116,39 +116,38 @@ def decide(w: Window):
     """The control's ``(a, b)``: requests and responses it takes, ``(0, 0)`` for none.
 
     ``A``, the most requests that may go, is the longest window prefix, at most 4, that fits
-    the slots (the last one left free with ``reserve``), within the allowance and the credits.
-    For each count ``a`` of them the responses follow: the units that fit the slots left (the
-    gap first), as many responses as the allowance, the credits and, while a request may go
-    and more wait than ``a``, the balance cap ``a + lead + LEAD_SLACK`` allow; the last unit
+    the slots (with ``reserve``, the last one left free unless there is a gap), within the allowance and the credits.
+    For each count ``a`` of them the responses follow: the units that fit the slots after the
+    requests, as many responses as the allowance, the credits and, while a request may go and
+    more wait than ``a``, the balance cap ``a + lead + LEAD_SLACK`` allow; the last unit
     may be cut to its first response when one more is not allowed. Count ``a`` is *balanced*
     when ``lead + a − b ≤ LEAD_SLACK`` or its ``b`` is every response the control could take
     were the half theirs, and holds an item. Of the two highest balanced counts the control
     takes the greater by (data or swapped, slots spanned, −|lead + a − b|, −a).
     """
-    limit = SLOTS_PER_HALF - int(w.reserve)
+    def room(a):
+        """Slots left after ``a`` requests (negative: they do not fit); with ``reserve`` the
+        last one is kept free unless the gap is there for the Flow Control field."""
+        _, end, gap = request_layout(w.sizes[:a])
+        return SLOTS_PER_HALF - int(w.reserve and gap is None) - end
+
     most_req = min(MAX_REQUESTS, w.allow_req, w.req_credit, len(w.sizes))
     top = 0
     for a in range(1, most_req + 1):
-        if request_layout(w.sizes[:a])[1] > limit:
+        if room(a) < 0:
             break
         top = a
     allowed = min(RESPONSE_LIMIT, w.allow_rsp, w.rsp_credit)
-
-    def room(a):
-        _, end, gap = request_layout(w.sizes[:a])
-        return max(0, limit - end) + (gap is not None), end, gap is not None
-
-    most_b = _units_taken(w.units, room(0)[0], allowed)[1]
+    most_b = _units_taken(w.units, room(0), allowed)[1]
     lanes = []
     for a in range(top + 1):
         cap = allowed
         if top and a < w.waiting:                                   # rule 4's balance cap
             cap = min(cap, max(0, a + w.lead + LEAD_SLACK))
-        slots, end, gap = room(a)
-        u, b, data = _units_taken(w.units, slots, cap)
+        u, b, data = _units_taken(w.units, room(a), cap)
         lead = w.lead + a - b
         if a + b and (lead <= LEAD_SLACK or b == most_b):
-            span = end + max(0, u - gap)
+            span = request_layout(w.sizes[:a])[1] + u
             lanes.append(((any(w.data[:a]) or data or w.swapped, span, -abs(lead), -a), a, b))
     if not lanes:
         return 0, 0
@@ -225,9 +224,9 @@ class SlotPacker(Packer):
         units = self._take_units(b)
         req_pools = self._pools([r for r, _ in requests]) if a else {}
         rsp_pools = self._pools([r for unit in units for r in unit]) if b else {}
-        starts, end, gap = request_layout(
+        starts, end, _ = request_layout(
             [FIELD_SECTORS[ftype] // SLOT_SECTORS for _, (ftype, _, _) in requests])
-        unit_slots = ([gap] if gap is not None else []) + list(range(end, SLOTS_PER_HALF))
+        unit_slots = range(end, SLOTS_PER_HALF)
         fields = [(SLOT_SECTORS * s, item, decision) for (item, decision), s in zip(requests,
                                                                                     starts)]
         for unit, slot in zip(units, unit_slots):
@@ -236,7 +235,7 @@ class SlotPacker(Packer):
                 fields.append((sector, r, None))
                 sector += FIELD_SECTORS[response_ftype(r)]
         half, used = 0, set()
-        for sector, item, decision in sorted(fields, key=lambda f: f[0]):  # data in sector order
+        for sector, item, decision in fields:                   # data in sector order
             if decision is None:
                 half, after = self._place(item, rsp_pools[item.vc], half, sector)
             else:
