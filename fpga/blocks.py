@@ -37,6 +37,7 @@ from scaleup_ip.ethx.completer import Completer
 from scaleup_ip.tl import AddrCacheConfig, OriginatorConfig, TlConfig
 from scaleup_ip.tl.rx import TlRx
 from scaleup_ip.tl.tx import TlTx, TxAddrCache
+from scaleup_ip.tl.tx.slots import SlotDecide
 from scaleup_ip.tl.upli import UpliOriginator
 from scaleup_ip.ualink import UalinkEnd, UalinkEndConfig
 from sim import toolchain
@@ -58,6 +59,8 @@ BLOCKS = [
     ("tl_tx", TlTx, TlConfig(), "abc"),
     ("tl_tx", TlTx, TlConfig(tx_packer="compact"), "abc"),
     ("tl_rx", TlRx, TlConfig(), "abc"),
+    # The slot packer's decision alone (combinational between the harness's registers).
+    ("tl_slot_decide", lambda config: SlotDecide(), TlConfig(), "abc"),
     ("tl_tx_cache", TxAddrCache, AddrCacheConfig(), "abc9"),
     ("tl_rx_cache", TlRx, TlConfig(cache_ways=4, cache_rows=1024), "abc"),
     ("tl_originator", UpliOriginator, OriginatorConfig(), "abc"),

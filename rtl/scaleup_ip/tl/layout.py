@@ -17,6 +17,9 @@ from ..config import BlockConfig, check_int
 
 __all__ = [
     "rx_error_counts",
+    "SLOTS_PER_HALF",
+    "SLOT_WINDOW",
+    "slot_window_layout",
     "ACC_BITS",
     "BEAT_BITS",
     "BEAT_BYTES",
@@ -348,6 +351,31 @@ REQS_PER_CONTROL = 4
 #: than LEAD_SLACK ahead of the other while the other could go.
 FAIR_LEAD_LIMIT = 16
 LEAD_SLACK = 4
+
+
+#: The slot packer (README §3, *Slot packer*) [ours]: a control half is this many slots of
+#: two sectors; its decision sees this many requests and response units.
+SLOTS_PER_HALF = 4
+SLOT_WINDOW = 4
+
+#: What the slot packer's decision sees (README §3, *Slot packer*): per request of the window
+#: whether it takes two slots (uncompressed) and carries data; per response unit whether it
+#: holds two responses and whether each carries data; thermometer codes (bit ``k``: ``k + 1``
+#: or more) of the entries shown, of the requests the allowance and the credits let go
+#: (``req_most``) and of the responses (``rsp_most``); whether a request waits beyond the
+#: window (``more``), the balance count, a pending credit return and the swap.
+slot_window_layout = data.StructLayout({
+    "req": data.ArrayLayout(data.StructLayout({"two": 1, "data": 1}), SLOT_WINDOW),
+    "req_valid": SLOT_WINDOW,
+    "more": 1,
+    "unit": data.ArrayLayout(data.StructLayout({"pair": 1, "data": 2}), SLOT_WINDOW),
+    "unit_valid": SLOT_WINDOW,
+    "req_most": REQS_PER_CONTROL,
+    "rsp_most": RSP_LIMIT,
+    "lead": range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT),
+    "reserve": 1,
+    "swapped": 1,
+})
 
 
 def credit_array(width):
