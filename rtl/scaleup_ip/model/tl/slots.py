@@ -157,8 +157,8 @@ def decide(w: Window):
 
 class SlotPacker(Packer):
     """The golden model's packer with the slot policy (:func:`decide`) for rules 3 and 4;
-    rules 1, 2, 5, 6 and 7 as :class:`~.flit.Packer`. Flow Control fields take the free
-    sectors in ascending order, the gap's included.
+    rules 1, 2, 5, 6 and 7 as :class:`~.flit.Packer`. Flow Control fields take the gap's
+    sectors, then those after the units, in ascending order.
 
     Attributes
     ----------
@@ -224,7 +224,7 @@ class SlotPacker(Packer):
         units = self._take_units(b)
         req_pools = self._pools([r for r, _ in requests]) if a else {}
         rsp_pools = self._pools([r for unit in units for r in unit]) if b else {}
-        starts, end, _ = request_layout(
+        starts, end, gap = request_layout(
             [FIELD_SECTORS[ftype] // SLOT_SECTORS for _, (ftype, _, _) in requests])
         unit_slots = range(end, SLOTS_PER_HALF)
         fields = [(SLOT_SECTORS * s, item, decision) for (item, decision), s in zip(requests,
@@ -246,9 +246,12 @@ class SlotPacker(Packer):
             self._requests.popleft()
             self._decisions.popleft()
         self.lead = max(-FAIR_LEAD_LIMIT, min(FAIR_LEAD_LIMIT - 1, self.lead + a - b))
-        free = [s for s in range(HALF_SECTORS) if s not in used]
+        # Flow Control fields: the gap, then the slots after the units (not the sector a lone
+        # compressed response leaves in its slot)
+        free = ([SLOT_SECTORS * gap, SLOT_SECTORS * gap + 1] if gap is not None else []) + list(
+            range(SLOT_SECTORS * (end + len(units)), HALF_SECTORS))
         half, fc = self._place_flow_control(half, free)
-        self.nop_sectors += len(free) - fc
+        self.nop_sectors += HALF_SECTORS - len(used) - fc
         if fields:
             self.layouts.append(_layout(fields))
         return _Half(half, False, "C"), (a, b)
