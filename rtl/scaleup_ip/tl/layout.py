@@ -406,7 +406,7 @@ upli_error_counts = data.ArrayLayout(8, len(UpliError))
 
 
 #: The transmit packers a TL can be built with (:class:`TlConfig` ``tx_packer``) [ours].
-TX_PACKERS = ("best", "compact")
+TX_PACKERS = ("best", "compact", "slots")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -438,7 +438,9 @@ class TlConfig(BlockConfig):
         How the transmit side fills control half-flits (:data:`TX_PACKERS`, README §3):
         "best" chooses among every count of requests and responses the queues' windows allow
         (close to the best legal packing); "compact" fills from the queue heads, one request
-        and one response a clock (a fraction of the area, fewer flits' worth of efficiency).
+        and one response a clock (a fraction of the area, fewer flits' worth of efficiency);
+        "slots" decides in slots and response units between two candidates (README §3, *Slot
+        packer*).
     """
     tx_req_depth: int = 16
     tx_rsp_depth: int = 16

@@ -17,6 +17,7 @@ from scaleup_ip.model.tl.flit import (
     WriteResponse,
     credit_table,
 )
+from scaleup_ip.model.tl.slots import SlotPacker
 from scaleup_ip.tl import TlConfig
 from scaleup_ip.tl.tx import TlTx
 from sim import harness
@@ -121,8 +122,7 @@ async def tx_matches_model(dut):
         dut._log.info("run %d: released", run)
         env.flits.set_backpressure(None)
         flits = await _collect(env)
-        model = Packer(config_credits(env.config), granted,
-                       compact=env.config.tx_packer == "compact")
+        model = _model(env.config, granted)
         for item in items:
             (model.push_request if isinstance(item, Request) else model.push_response)(item)
         expected = model.drain()
@@ -172,7 +172,14 @@ async def tx_random_timing(dut):
     assert not any(v for row in env.pending().values() for v in row.values())
 
 
-CONFIGS = [TlConfig(), TlConfig(tx_packer="compact")]
+def _model(config, granted):
+    """The golden model's packer of ``config``'s ``tx_packer``."""
+    if config.tx_packer == "slots":
+        return SlotPacker(config_credits(config), granted)
+    return Packer(config_credits(config), granted, compact=config.tx_packer == "compact")
+
+
+CONFIGS = [TlConfig(), TlConfig(tx_packer="compact"), TlConfig(tx_packer="slots")]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())

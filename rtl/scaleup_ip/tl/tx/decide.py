@@ -19,7 +19,8 @@ from ..layout import (
 from ..logic import thermometer
 from .place import request_footprints
 
-__all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout"]
+__all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
+           "prefix_credits", "prefix_pool", "request_prefixes"]
 
 #: Width of the capped credit counters the decision compares: 127 covers the most one control
 #: half can spend of any class (8 responses of 4 beats).
@@ -62,9 +63,41 @@ def _count(m, take, name):
     return count
 
 
-def _pool(take, by_vc):
+def prefix_pool(take, by_vc):
     """Whether the prefix ``take`` describes spends pool credits."""
     return Cat(*(e & ~v for e, v in zip(_ends(take), by_vc))).any()
+
+
+def request_prefixes(m, req):
+    """``(total beats, one VC run)`` of each prefix of the requests ``req``
+    (:data:`decide_req_layout`)."""
+    prefixes = [(req[0].beats, 1)]
+    for i in range(1, REQS_PER_CONTROL):
+        total = Signal(range((i + 1) * MAX_BEATS + 1), name=f"req_p{i + 1}_beats")
+        m.d.comb += total.eq(prefixes[-1][0] + req[i].beats)
+        prefixes.append((total, prefixes[-1][1] & (req[i].vc == req[0].vc)))
+    return prefixes
+
+
+def prefix_credits(m, name, credits, cmd_cls, data_cls, vc0, prefixes):
+    """Rule 6 for each prefix (``(total beats, one VC run)``, the first's VC ``vc0``) against
+    ``credits`` (:func:`~scaleup_ip.tl.layout.credit_array` of :data:`DECIDE_CREDIT_BITS`):
+    ``(ok, by_vc)`` lists, by_vc when the prefix spends its VC's credits."""
+    cmd, dat = credits[cmd_cls], credits[data_cls]
+    oks, by_vcs = [], []
+    for n, (total, one_vc) in enumerate(prefixes, 1):
+        width = len(total)
+        vc_fit = Array(_at_least(cmd[CreditSlot.VC0 + v], n, width)
+                       & _at_least(dat[CreditSlot.VC0 + v], total, width) for v in range(4))
+        by_vc, ok = Signal(name=f"{name}_p{n}_vc"), Signal(name=f"{name}_p{n}_ok")
+        m.d.comb += [
+            by_vc.eq(one_vc & vc_fit[vc0]),
+            ok.eq(by_vc | (_at_least(cmd[CreditSlot.POOL], n, width)
+                           & _at_least(dat[CreditSlot.POOL], total, width))),
+        ]
+        oks.append(ok)
+        by_vcs.append(by_vc)
+    return oks, by_vcs
 
 
 class TxDecide(wiring.Component):
@@ -147,7 +180,7 @@ class TxDecide(wiring.Component):
         m.d.comb += [
             self.n_req.eq(Mux(valid, best, 0)),
             self.n_rsp.eq(Mux(valid, Array(c["n"] for c in cands)[best], 0)),
-            self.req_pool.eq(Array(_pool(Cat(take[:a], Const(0, REQS_PER_CONTROL - a)),
+            self.req_pool.eq(Array(prefix_pool(Cat(take[:a], Const(0, REQS_PER_CONTROL - a)),
                                          req_vc) if a else 0
                                    for a in range(REQS_PER_CONTROL + 1))[best]),
             self.rsp_pool.eq(Array(c["pool"] for c in cands)[best]),
@@ -155,31 +188,10 @@ class TxDecide(wiring.Component):
         return m
 
     def _request_prefixes(self, m):
-        """``(total beats, one VC run)`` of each request prefix."""
-        prefixes = [(self.req[0].beats, 1)]
-        for i in range(1, REQS_PER_CONTROL):
-            total = Signal(range((i + 1) * MAX_BEATS + 1), name=f"req_p{i + 1}_beats")
-            m.d.comb += total.eq(prefixes[-1][0] + self.req[i].beats)
-            prefixes.append((total, prefixes[-1][1] & (self.req[i].vc == self.req[0].vc)))
-        return prefixes
+        return request_prefixes(m, self.req)
 
     def _credit(self, m, name, cmd_cls, data_cls, vc0, prefixes):
-        """Rule 6 for each prefix: ``(ok, by_vc)`` lists."""
-        cmd, dat = self.credits[cmd_cls], self.credits[data_cls]
-        oks, by_vcs = [], []
-        for n, (total, one_vc) in enumerate(prefixes, 1):
-            width = len(total)
-            vc_fit = Array(_at_least(cmd[CreditSlot.VC0 + v], n, width)
-                           & _at_least(dat[CreditSlot.VC0 + v], total, width) for v in range(4))
-            by_vc, ok = Signal(name=f"{name}_p{n}_vc"), Signal(name=f"{name}_p{n}_ok")
-            m.d.comb += [
-                by_vc.eq(one_vc & vc_fit[vc0]),
-                ok.eq(by_vc | (_at_least(cmd[CreditSlot.POOL], n, width)
-                               & _at_least(dat[CreditSlot.POOL], total, width))),
-            ]
-            oks.append(ok)
-            by_vcs.append(by_vc)
-        return oks, by_vcs
+        return prefix_credits(m, name, self.credits, cmd_cls, data_cls, vc0, prefixes)
 
     def _responses(self, m, take, ends, used):
         """For each request count ``a`` (a candidate): the longest response prefix that fits
@@ -215,7 +227,7 @@ class TxDecide(wiring.Component):
             n = _count(m, rsp_take, f"rsp_n_{a}req")
             has_data = Signal(name=f"rsp_data_{a}req")
             m.d.comb += has_data.eq(Array([0, *(e.total != 0 for e in rsp)])[n])
-            cands.append({"n": n, "pool": _pool(rsp_take, by_vc), "data": has_data,
+            cands.append({"n": n, "pool": prefix_pool(rsp_take, by_vc), "data": has_data,
                           "span": Array(spans)[n], "end": ends[a], "all": n == most_n})
         return cands
 

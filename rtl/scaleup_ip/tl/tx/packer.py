@@ -118,7 +118,7 @@ class TlTx(ConfiguredComponent):
         m.submodules.rsp_data = rsp_data = SyncFIFOBuffered(
             width=len(intake.rsp_beat.payload.as_value()), depth=cfg.tx_data_depth)
         # The compact composer's records never go direct, so no schedule skips a half-flit.
-        m.submodules.seq = seq = DataSequencer(skips=cfg.tx_packer == "best")
+        m.submodules.seq = seq = DataSequencer(skips=cfg.tx_packer != "compact")
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
         m.d.comb += [
@@ -162,7 +162,7 @@ class TlTx(ConfiguredComponent):
         :class:`~scaleup_ip.tl.tx.compose.TxCompose`, heads for the compact
         :class:`~scaleup_ip.tl.tx.fill.TxFill`."""
         cfg = self._config
-        best = cfg.tx_packer == "best"
+        best = cfg.tx_packer != "compact"        # the windowed composer
         m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth,
                                                  REQ_LIMIT if best else 1)
         # Best: every queued response in registers: a control may take 8 and the next is
@@ -173,9 +173,13 @@ class TlTx(ConfiguredComponent):
                                                  RSP_LIMIT if best else 1,
                                                  held=cfg.tx_rsp_depth if best else None)
         self._requests(m, intake.req_out, req_q.i)
-        wiring.connect(m, intake.rsp_entry, rsp_q.i)
+        m.d.comb += [rsp_q.i.payload.eq(intake.rsp_entry.payload),
+                     rsp_q.i.valid.eq(intake.rsp_entry.valid),
+                     intake.rsp_entry.ready.eq(rsp_q.i.ready)]
         if best:
-            m.submodules.compose = comp = TxCompose()
+            m.submodules.compose = comp = TxCompose(slots=cfg.tx_packer == "slots")
+            if cfg.tx_packer == "slots":
+                self._units(m, rsp_q, comp.rsp_pop)
             m.d.comb += [
                 comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
                 comp.req_hidden.eq(req_q.hidden),
@@ -189,6 +193,21 @@ class TlTx(ConfiguredComponent):
             m.d.comb += [head.payload.eq(queue.entries[0]), head.valid.eq(queue.count != 0),
                          queue.pop.eq(head.valid & head.ready)]
         return comp
+
+    @staticmethod
+    def _units(m, queue, pop):
+        """The slot packer's response units as responses enter ``queue`` (README §3, *Slot
+        packer*): a compressed response joins the one before it when that one is a compressed
+        response that starts its unit and is still queued after this clock's ``pop``."""
+        open_unit = Signal()             # the last response queued starts a unit, alone
+        entry = queue.i.payload
+        join = Signal()
+        m.d.comb += [
+            join.eq(~entry.wide & open_unit & (queue.count > pop)),
+            queue.i.payload.join.eq(join),
+        ]
+        with m.If(queue.i.valid & queue.i.ready):
+            m.d.sync += open_unit.eq(~entry.wide & ~join)
 
     def _requests(self, m, requests, queue):
         """Requests into the request queue, through the address cache when there is one."""

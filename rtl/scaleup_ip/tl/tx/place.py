@@ -84,6 +84,7 @@ tx_rsp_entry = data.StructLayout({
     "beats": 3,        # read data beats, 0 for write responses
     "run": 6,          # read beats of every response queued so far, this one included, mod 64
     "same_vc": 1,      # same VC as the response queued before it
+    "join": 1,         # the slot packer: shares the unit of the response before it [ours]
 })
 
 #: Read beats of responses ``0..j`` of the response window together, for each ``j`` (at most
@@ -129,6 +130,9 @@ class ControlPlacer(wiring.Component):
         Credits to return to the peer.
     n_req, n_rsp, req_pool, rsp_pool : In
         The decision: how many requests and responses, and whether they spend pool credits.
+    rsp_lone : In(8)
+        The slot packer: response ``j`` is a compressed response alone in its unit, so it
+        takes two sectors' room (the second NOP), as an uncompressed one does.
     half : Out(control_half)
         The control half-flit, every field's POOL bit set from the decision.
     spent : Out(credit_array(CREDIT_BITS))
@@ -148,6 +152,7 @@ class ControlPlacer(wiring.Component):
             "n_rsp": In(range(RSP_LIMIT + 1)),
             "req_pool": In(1),
             "rsp_pool": In(1),
+            "rsp_lone": In(RSP_LIMIT),
             "half": Out(control_half),
             "spent": Out(credit_array(CREDIT_BITS)),
             "sent": Out(credit_array(5)),
@@ -166,7 +171,8 @@ class ControlPlacer(wiring.Component):
             rsp_start.eq(Array(ends)[self.n_req]),
             gap.eq(Array(ends)[self.n_req] != Array(used)[self.n_req]),
         ]
-        offsets, spans = response_offsets(m, [e.wide for e in self.rsp], "place")
+        offsets, spans = response_offsets(
+            m, [e.wide | lone for e, lone in zip(self.rsp, self.rsp_lone)], "place")
         m.d.comb += fc_start.eq(rsp_start + Array(spans)[self.n_rsp])
         fields = flow_control_fields(m, self.pending)
         # Every sector is the OR of the fields the decision puts there (one at most; none: NOP):

@@ -14,7 +14,7 @@ from scaleup_ip.tl.tx.slots import SlotDecide, request_slots
 from sim import harness
 
 #: Random windows per run (the long form's at ``make soak``).
-CASES = harness.long_form(1500, 20_000)
+CASES = harness.long_form(1000, 20_000)
 
 
 def random_window(rng):
@@ -86,6 +86,11 @@ def test_decide_as_the_model(rng):
         dataclasses.replace(base, sizes=(1, 1, 1, 1), data=(False,) * 4, waiting=4,
                             units=((True,),) * 4),
     ]
+    # every count of requests, and of responses (units of two cut by the allowance)
+    windows += [dataclasses.replace(base, sizes=(1,) * 4, data=(True,) * 4, waiting=4,
+                                    allow_req=a) for a in range(5)]
+    windows += [dataclasses.replace(base, units=((False, False),) * 4, allow_rsp=b)
+                for b in range(9)]
     seen = {"a": set(), "b": set(), "cut": 0}
     wrong = []
 
