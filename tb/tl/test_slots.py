@@ -17,7 +17,6 @@ from scaleup_ip.model.tl.flit import (
     FType,
     Request,
     Unpacker,
-    credit_table,
     parse_control,
 )
 from scaleup_ip.model.tl.slots import SlotPacker, Window, decide, request_layout
@@ -30,10 +29,9 @@ from sim.tl.traffic import (
     make_read_response,
     make_request,
     make_write_response,
-    random_request,
     random_response,
 )
-from tb.tl.test_model import End, random_buffers
+from tb.tl.test_model import full_duplex
 
 PLENTY = {cls: {"pool": 100_000} for cls in CLASSES}
 
@@ -174,36 +172,9 @@ def test_flow_control_in_the_gap(rng):
 @pytest.mark.parametrize("run_index", range(3))
 def test_random_full_duplex_round_trip(rng, run_index):
     """Two ends, random items of every kind, short and VC credits, credit returns pending at
-    random: everything delivered in order and every credit back (as ``test_model``'s round
-    trip for the packer with every candidate)."""
-    ends = [End(rng, random_buffers(rng)) for _ in range(2)]
-    for end in ends:
-        end.packer = SlotPacker(end.buffers)
-    todo = [[random_request(rng) if rng.random() < 0.5 else random_response(rng)
-             for _ in range(300)] for _ in ends]
-    quiet = 0
-    for _ in range(20_000):
-        for end, items in zip(ends, todo):
-            for _ in range(min(len(items), rng.choice([0, 0, 1, 3]))):
-                end.push(items.pop(0))
-        flits = [end.packer.step() for end in ends]
-        for flit, far in zip(flits, reversed(ends)):
-            if flit is not None:
-                far.unpacker.feed(flit)
-        for end in ends:
-            end.housekeeping()
-        quiet = quiet + 1 if flits == [None, None] and not any(todo) else 0
-        if quiet > 2 and all(end.settled() for end in ends):
-            break
-    else:
-        pytest.fail("no quiescence")
-    for end, far in (ends, ends[::-1]):
-        assert far.unpacker.error is None
-        assert far.unpacker.requests == [as_received(r) for r in end.sent
-                                         if isinstance(r, Request)]
-        assert far.unpacker.responses == [as_received(r) for r in end.sent
-                                          if not isinstance(r, Request)]
-        assert end.packer.credits == credit_table(far.buffers)
+    random: everything delivered in order and every credit back (``test_model``'s round trip
+    with the slot packer)."""
+    full_duplex(rng, SlotPacker)
 
 
 @pytest.mark.parametrize("pattern", ["one_region", "four_streams", "eight_streams"])
