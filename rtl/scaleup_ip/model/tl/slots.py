@@ -116,7 +116,8 @@ def decide(w: Window):
     """The control's ``(a, b)``: requests and responses it takes, ``(0, 0)`` for none.
 
     ``A``, the most requests that may go, is the longest window prefix, at most 4, that fits
-    the slots (with ``reserve``, the last one left free unless there is a gap), within the allowance and the credits.
+    the slots (with ``reserve``, the last one left free unless there is a gap), within the
+    allowance and the credits.
     For each count ``a`` of them the responses follow: the units that fit the slots after the
     requests, as many responses as the allowance, the credits and, while a request may go and
     more wait than ``a``, the balance cap ``a + lead + LEAD_SLACK`` allow; the last unit
