@@ -38,7 +38,7 @@ def prove(module, inputs, holds, folder):
     folder : Path
         Where the RTLIL and the log go.
     """
-    return _sat(module, [*inputs, holds], folder, "proc; flatten; opt",
+    return _sat(module, [*inputs, holds], folder, "proc -norom; flatten; opt",
                 f"sat -prove {holds.name} 1 -show-inputs")
 
 

@@ -7,11 +7,14 @@ printed (``SEED=n`` reproduces a run)."""
 
 import dataclasses
 
+from amaranth import Array, Cat, Const, Module, Signal
 from amaranth.sim import Simulator
 
 from scaleup_ip.model.tl.slots import Window, decide, request_layout
+from scaleup_ip.tl import LEAD_SLACK, SLOT_WINDOW
 from scaleup_ip.tl.tx.slots import SlotDecide, request_slots
 from sim import harness
+from sim.prove import prove
 
 #: Random windows per run (the long form's at ``make soak``).
 CASES = harness.long_form(1000, 20_000)
@@ -111,3 +114,79 @@ def test_decide_as_the_model(rng):
     sim.run()
     assert not wrong, f"{len(wrong)} of {len(windows)} differ, first: {wrong[:3]}"
     assert seen["a"] == set(range(5)) and seen["b"] == set(range(9)) and seen["cut"] > 0
+
+
+# --- Proved for every input -----------------------------------------------------------------------
+
+def _thermometer_ok(bits):
+    """``bits`` is a thermometer: no bit set above a clear one."""
+    return Cat(*(~bits[i + 1] | bits[i] for i in range(len(bits) - 1))).all()
+
+
+def _within(count, thermometer):
+    """``count`` is no more than ``thermometer`` (bit ``i``: more than ``i``) admits."""
+    return (count == 0) | Cat(*((count == i + 1) & thermometer[i]
+                                for i in range(len(thermometer)))).any()
+
+
+def _decide_proof(slack=LEAD_SLACK):
+    """SlotDecide and what it must meet for every input; a ``slack`` below LEAD_SLACK is a
+    false claim (to show the proof can fail)."""
+    m = Module()
+    m.submodules.dut = dut = SlotDecide()
+    w, a, b, u = dut.w, dut.a, dut.b, dut.u
+    assumed = Cat(*(_thermometer_ok(t) for t in (w.req_valid, w.unit_valid, w.req_most,
+                                                 w.rsp_most))).all()
+    # the requests' end slot and the slot kept for a pending return, as the model places them
+    end, last = Signal(range(8)), Signal(range(5))
+    with m.Switch(Cat(*(r.two for r in w.req), a)):
+        for pattern in range(16):
+            for count in range(5):
+                e, gap = request_slots([pattern >> i & 1 for i in range(count)])
+                with m.Case(pattern | count << 4):
+                    m.d.comb += [end.eq(e), last.eq(4 if gap else 4 - w.reserve)]
+    # responses in the first u units, and whether unit u - 1 holds two
+    held = [Const(0, 4)]
+    for j in range(SLOT_WINDOW):
+        held.append(held[-1] + 1 + w.unit[j].pair)
+    in_units = Signal(range(9))
+    last_pair = Signal()
+    with m.Switch(u):
+        for k in range(SLOT_WINDOW + 1):
+            with m.Case(k):
+                m.d.comb += [in_units.eq(held[k]),
+                             last_pair.eq(w.unit[k - 1].pair if k else 0)]
+    waiting = Array([*w.req_valid, w.more])[a]
+    capping = w.req_valid[0] & w.req_most[0] & waiting
+    claims = Cat(
+        _within(a, w.req_valid & w.req_most),
+        _within(b, w.rsp_most),
+        _within(u, w.unit_valid),
+        end + u <= last,                                    # the units fit after the requests
+        b == in_units - dut.cut,
+        ~dut.cut | last_pair,
+        (u != 0) | (b == 0),
+        ~capping | (b == 0) | (w.lead + a - b >= -slack),   # rule 4's cap
+    )
+    holds = Signal()
+    m.d.comb += holds.eq(~assumed | claims.all())
+    return m, [w.as_value()], holds
+
+
+def test_decide_proof(tmp_path):
+    """For every input (thermometers well formed): the decision takes no more requests than
+    the window shows and the allowance and credits let go, and no more responses than those
+    let go; its requests and units fit the half (the last slot kept for a pending return
+    unless the gap is there); its responses are those of the units it touches, the last cut
+    only when it holds two; and while a request may go and more wait, responses stay within
+    LEAD_SLACK of requests. Yosys proves it."""
+    m, inputs, holds = _decide_proof()
+    proved, log = prove(m, inputs, holds, tmp_path)
+    assert proved, log[-3000:]
+
+
+def test_decide_proof_can_fail(tmp_path):
+    """The same proof with rule 4's slack one lower finds a counterexample."""
+    m, inputs, holds = _decide_proof(slack=LEAD_SLACK - 1)
+    proved, _ = prove(m, inputs, holds, tmp_path)
+    assert not proved
