@@ -1,2 +1,2 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Tests of the TL transmit side."""
+"""Tests of the slot packer's blocks."""
