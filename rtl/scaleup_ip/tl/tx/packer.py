@@ -199,7 +199,9 @@ class TlTx(ConfiguredComponent):
     def _units(m, queue, pop):
         """The slot packer's response units as responses enter ``queue`` (README §3, *Slot
         packer*): a compressed response joins the one before it when that one is a compressed
-        response that starts its unit and is still queued after this clock's ``pop``."""
+        response that starts its unit and is still in the window after this clock's ``pop``
+        [ours]. (With more than 8 responses queued and 8 taken in that clock it does not join
+        although the model's would: units form differently, and both are legal.)"""
         open_unit = Signal()             # the last response queued starts a unit, alone
         entry = queue.i.payload
         join = Signal()
