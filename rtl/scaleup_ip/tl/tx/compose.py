@@ -233,7 +233,8 @@ class TxCompose(wiring.Component):
         """Read beats and sectors spanned of each prefix of the response window, registered
         beside the window: ``run`` of each entry less that of the last response taken (``run``
         counts every response's read beats as it is queued, modulo 64); the spans as the
-        window will be (README §3 rule 4)."""
+        window will be (README §3 rule 4), which only rules 3 and 4's decision reads (``None``
+        for the slot packer's)."""
         base = Signal.like(self.rsp[0].run)
         base_next = Signal.like(base)
         m.d.comb += base_next.eq(Array([base, *(e.run for e in self.rsp)])[self.rsp_pop])
@@ -241,6 +242,8 @@ class TxCompose(wiring.Component):
         total = Signal(rsp_totals_layout)
         for j in range(RSP_LIMIT):
             m.d.sync += total[j].eq(self.rsp_next[j].run - base_next)
+        if self._slots:
+            return total, None
         _, spans_next = response_offsets(m, [e.wide for e in self.rsp_next], "next")
         spans = [Signal(5, name=f"rsp_span{k}") for k in range(RSP_LIMIT + 1)]
         m.d.sync += [span.eq(nxt) for span, nxt in zip(spans, spans_next)]

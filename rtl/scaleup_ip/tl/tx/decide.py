@@ -162,8 +162,9 @@ class TxDecide(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        req_ok, req_vc = self._credit(m, "req", CreditClass.REQ_CMD, CreditClass.REQ_DATA,
-                                      self.req[0].vc, self._request_prefixes(m))
+        req_ok, req_vc = prefix_credits(m, "req", self.credits, CreditClass.REQ_CMD,
+                                        CreditClass.REQ_DATA, self.req[0].vc,
+                                        request_prefixes(m, self.req))
         _, ends, used = request_footprints(m, [r.wide for r in self.req], "decide")
         take = Signal(REQS_PER_CONTROL)
         for i in range(REQS_PER_CONTROL):
@@ -187,12 +188,6 @@ class TxDecide(wiring.Component):
         ]
         return m
 
-    def _request_prefixes(self, m):
-        return request_prefixes(m, self.req)
-
-    def _credit(self, m, name, cmd_cls, data_cls, vc0, prefixes):
-        return prefix_credits(m, name, self.credits, cmd_cls, data_cls, vc0, prefixes)
-
     def _responses(self, m, take, ends, used):
         """For each request count ``a`` (a candidate): the longest response prefix that fits
         after the requests, within the balance cap while a request could go and more than
@@ -200,7 +195,8 @@ class TxDecide(wiring.Component):
         and whether it carries ``data``; plus ``all``: it is every response this control
         could take were the half the responses' (rule 3's exception to balance)."""
         rsp = self.rsp
-        ok, by_vc = self._credit(m, "rsp", CreditClass.RSP_CMD, CreditClass.RSP_DATA, rsp[0].vc,
+        ok, by_vc = prefix_credits(m, "rsp", self.credits, CreditClass.RSP_CMD,
+                                   CreditClass.RSP_DATA, rsp[0].vc,
                                  [(e.total, e.one_vc) for e in rsp])
         spans = [Const(0, 5), *(e.span for e in rsp)]
         common = Signal(RSP_LIMIT)       # every condition but room and the balance cap

@@ -163,24 +163,24 @@ class TlTx(ConfiguredComponent):
         :class:`~scaleup_ip.tl.tx.compose.TxCompose`, heads for the compact
         :class:`~scaleup_ip.tl.tx.fill.TxFill`."""
         cfg = self._config
-        best = cfg.tx_packer != "compact"        # the windowed composer
+        windowed = cfg.tx_packer != "compact"      # TxCompose, the best or the slot rules
         m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth,
-                                                 REQ_LIMIT if best else 1)
-        # Best: every queued response in registers: a control may take 8 and the next is
+                                                 REQ_LIMIT if windowed else 1)
+        # Windowed: every queued response in registers: a control may take 8 and the next is
         # decided two clocks later, so a FIFO refilling one per clock would hide responses
         # (README §3). Requests need no more: a control takes at most 4, and the composer
         # waits while the rate limit allows more than the window shows and more wait behind.
         m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth,
-                                                 RSP_LIMIT if best else 1,
-                                                 held=cfg.tx_rsp_depth if best else None)
+                                                 RSP_LIMIT if windowed else 1,
+                                                 held=cfg.tx_rsp_depth if windowed else None)
         self._requests(m, intake.req_out, req_q.i)
         m.d.comb += [rsp_q.i.payload.eq(intake.rsp_entry.payload),
                      rsp_q.i.valid.eq(intake.rsp_entry.valid),
                      intake.rsp_entry.ready.eq(rsp_q.i.ready)]
-        if best:
+        if windowed:
             m.submodules.compose = comp = TxCompose(slots=cfg.tx_packer == "slots")
             if cfg.tx_packer == "slots":
-                self._units(m, rsp_q, comp.rsp_pop)
+                self._form_units(m, rsp_q, comp.rsp_pop)
             m.d.comb += [
                 comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
                 comp.req_hidden.eq(req_q.hidden),
@@ -196,7 +196,7 @@ class TlTx(ConfiguredComponent):
         return comp
 
     @staticmethod
-    def _units(m, queue, pop):
+    def _form_units(m, queue, pop):
         """The slot packer's response units as responses enter ``queue`` (README §3, *Slot
         packer*): a compressed response joins the one before it when that one is a compressed
         response that starts its unit and is still in the window after this clock's ``pop``

@@ -119,13 +119,16 @@ class SlotDecide(wiring.Component):
         w = self.w
         room = Signal(RSP_LIMIT, name=f"room{a}")       # responses the lane's slots hold
         fit = Signal(name=f"fit{a}")
-        span_of = Signal(SLOTS_PER_HALF, name=f"end{a}_therm")   # the requests' end slot
+        u = Signal(SLOT_WINDOW, name=f"u{a}")           # units touched, a thermometer
+        span = Signal(2 * SLOTS_PER_HALF, name=f"span{a}")   # slots spanned, end + u
         with m.Switch(Cat(*(r.two for r in w.req[:a]), w.reserve)):
             for pattern in range(1 << (a + 1)):
                 end, gap = request_slots([pattern >> i & 1 for i in range(a)])
                 last = SLOTS_PER_HALF - (pattern >> a & 1 and not gap)
                 with m.Case(pattern):
-                    m.d.comb += [fit.eq(end <= last), span_of.eq((1 << min(end, 4)) - 1)]
+                    top = min(end, SLOTS_PER_HALF)    # past the half: never taken
+                    m.d.comb += [fit.eq(end <= last),
+                                 span.eq(Cat(Const((1 << top) - 1, top), u))]
                     if end <= last:
                         m.d.comb += room.eq(held[last - end])
         ok = and_all([Const(1), *(w.req_valid[i] & w.req_most[i] for i in range(a))]) & fit
@@ -141,7 +144,6 @@ class SlotDecide(wiring.Component):
             touched.append(or_all([e & b[v] for v, e in enumerate(before) if v < RSP_LIMIT]))
             second.append(or_all([Const(0)] + [e & b[v + 1] for v, e in enumerate(before)
                                                if v + 1 < RSP_LIMIT]))
-        u = Signal(SLOT_WINDOW, name=f"u{a}")
         m.d.comb += u.eq(Cat(*touched))
         last = _ends(u)[1:]                 # unit j is the last touched
         cut = or_all([last[j] & w.unit[j].pair & ~second[j] for j in range(SLOT_WINDOW)])
@@ -149,12 +151,6 @@ class SlotDecide(wiring.Component):
                        *(touched[j] & w.unit[j].data[0] for j in range(SLOT_WINDOW)),
                        *(second[j] & w.unit[j].pair & w.unit[j].data[1]
                          for j in range(SLOT_WINDOW))])
-        # slots spanned, end + u, as a thermometer of 8
-        span = Signal(2 * SLOTS_PER_HALF, name=f"span{a}")
-        with m.Switch(span_of):
-            for end in range(SLOTS_PER_HALF + 1):
-                with m.Case((1 << end) - 1):
-                    m.d.comb += span.eq(Cat(Const((1 << end) - 1, end), u))
         return {"ok": ok, "room": room, "b": b, "u": u, "cut": cut, "data": data,
                 "span": span}
 
