@@ -20,6 +20,8 @@ __all__ = [
     "SLOTS_PER_HALF",
     "SLOT_WINDOW",
     "slot_window_layout",
+    "unit_response",
+    "unit_view",
     "ACC_BITS",
     "BEAT_BITS",
     "BEAT_BYTES",
@@ -377,6 +379,21 @@ slot_window_layout = data.StructLayout({
     "swapped": 1,
 })
 
+
+#: A response of a slot packer's unit: its VC, its read data beats, and the read beats of every
+#: response queued up to it, modulo 64 (so that a prefix's beats are one subtraction).
+unit_response = data.StructLayout({"vc": 2, "beats": 3, "run": 6})
+
+#: A response unit as the slot composer sees it (README §3, *Slot packer*): its slot (two
+#: sectors, every POOL bit 0): one uncompressed response, or one or two compressed ones (the
+#: first in the low sector); the responses in it (of a unit alone, the second with no VC and no
+#: beats and the first's ``run``).
+unit_view = data.StructLayout({
+    "word": 64,
+    "wide": 1,
+    "pair": 1,
+    "rsp": data.ArrayLayout(unit_response, 2),
+})
 
 def credit_array(width):
     """``[class][slot]`` counters, one ``width``-bit count per :class:`CreditClass` and slot."""

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The TL packer's composer: control half-flits decided ahead of the flit that carries them."""
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
@@ -12,7 +12,6 @@ from ..layout import (
     REQ_LIMIT,
     REQS_PER_CONTROL,
     RSP_LIMIT,
-    SLOT_WINDOW,
     CreditClass,
     CreditSlot,
     MsgType,
@@ -22,14 +21,7 @@ from ..layout import (
 )
 from ..logic import thermometer
 from ..queue import WindowQueue
-from .decide import (
-    DECIDE_CREDIT_BITS,
-    TxDecide,
-    prefix_credits,
-    prefix_pool,
-    request_prefixes,
-)
-from .slots import SlotDecide
+from .decide import DECIDE_CREDIT_BITS, TxDecide
 from .place import (
     ControlPlacer,
     response_offsets,
@@ -41,7 +33,7 @@ from .place import (
 
 __all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "account_credits",
            "composer_members", "count_lead", "flits_to_next", "outstanding_after",
-           "record_layout", "schedule_queue"]
+           "record_layout", "record_queue", "schedule_queue"]
 
 #: Records composed ahead of the emitter: three, so that two control half-flits can go in
 #: consecutive flits (a swapped control with no data, then the next) although each takes two
@@ -107,17 +99,9 @@ class TxCompose(wiring.Component):
         half-flit itself.
     credits, pending : Out(credit_array(CREDIT_BITS))
         Credits held and credits still to return, as of the records composed so far.
-
-    Parameters
-    ----------
-    slots : bool
-        Decide by the slot packer's rules (:class:`~scaleup_ip.tl.tx.slots.SlotDecide`, README
-        §3, *Slot packer*), the response window seen as units (``join``), instead of rules 3
-        and 4 (:class:`~scaleup_ip.tl.tx.decide.TxDecide`).
     """
 
-    def __init__(self, slots=False):
-        self._slots = slots
+    def __init__(self):
         super().__init__({
             **window_members(),
             "rsp_next": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
@@ -151,12 +135,8 @@ class TxCompose(wiring.Component):
         lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))
         total, span = self._totals(m)
         capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
-        if self._slots:
-            dec, lone = self._decide_slots(m, init, fc_pending, req_allowed, rsp_allowed, lead,
-                                           total, capped, swap)
-        else:
-            dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, total, span,
-                               capped, swap)
+        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, total, span,
+                           capped, swap)
 
         # Clock A: the decision, registered. Clock B: placed and applied; the record written.
         # The windows' heads do not move between A and B (entries only join at the tail).
@@ -168,8 +148,6 @@ class TxCompose(wiring.Component):
             place.rsp.eq(self.rsp), place.rsp_count.eq(self.rsp_count),
             place.pending.eq(self.pending), place.rsp_total.eq(total),
         ]
-        if self._slots:
-            m.d.comb += place.rsp_lone.eq(lone)
         cands = self._candidates(m, swap, req_out, rsp_out, total)
         chosen_cand = cands[place.n_req][place.n_rsp]
         rec = Signal(record_layout)
@@ -177,7 +155,7 @@ class TxCompose(wiring.Component):
             rec.msg.eq(msg), rec.halves.eq(Mux(msg, 0, chosen_cand.halves)),
             rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
         ]
-        queue = self._records(m, chosen, rec, chosen_cand)
+        queue = record_queue(m, self, chosen, rec, chosen_cand.first_req)
         room = schedule_queue(m, self, chosen & ~msg & (chosen_cand.halves != 0), place.schedule)
         hidden = Signal()                # a request the choice may take is not shown yet
         m.d.comb += hidden.eq(self.req_hidden & Array([*req_allowed, 0])[self.req_count])
@@ -206,35 +184,11 @@ class TxCompose(wiring.Component):
         account_credits(m, self, chosen & ~msg, place.spent, place.sent, capped, fc_pending)
         return m
 
-    def _records(self, m, chosen, rec, cand):
-        """The record queue, bypassed when empty: a record composed in clock B is offered at
-        once (``direct``), its control half-flit going into the flit presented the clock after.
-        Every record is written; one taken on the bypass is dropped from the queue in the next
-        clock (``stale``), so that the write never waits on the emitter."""
-        m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
-        direct = Signal()
-        stale = Signal()
-        head = Signal()
-        m.d.comb += [
-            head.eq(queue.r_rdy & ~stale),
-            direct.eq(chosen & ~queue.r_rdy),
-            self.direct.eq(direct), self.first_req.eq(cand.first_req),
-            self.record.valid.eq(head | direct),
-            self.record.payload.eq(queue.r_data),
-            queue.r_en.eq((self.record.ready & head) | stale),
-            queue.w_data.eq(rec), queue.w_en.eq(chosen),
-        ]
-        m.d.sync += stale.eq(direct & self.record.ready)
-        with m.If(~queue.r_rdy):
-            m.d.comb += self.record.payload.eq(rec)
-        return queue
-
     def _totals(self, m):
         """Read beats and sectors spanned of each prefix of the response window, registered
         beside the window: ``run`` of each entry less that of the last response taken (``run``
         counts every response's read beats as it is queued, modulo 64); the spans as the
-        window will be (README §3 rule 4), which only rules 3 and 4's decision reads (``None``
-        for the slot packer's)."""
+        window will be (README §3 rule 4)."""
         base = Signal.like(self.rsp[0].run)
         base_next = Signal.like(base)
         m.d.comb += base_next.eq(Array([base, *(e.run for e in self.rsp)])[self.rsp_pop])
@@ -242,8 +196,6 @@ class TxCompose(wiring.Component):
         total = Signal(rsp_totals_layout)
         for j in range(RSP_LIMIT):
             m.d.sync += total[j].eq(self.rsp_next[j].run - base_next)
-        if self._slots:
-            return total, None
         _, spans_next = response_offsets(m, [e.wide for e in self.rsp_next], "next")
         spans = [Signal(5, name=f"rsp_span{k}") for k in range(RSP_LIMIT + 1)]
         m.d.sync += [span.eq(nxt) for span, nxt in zip(spans, spans_next)]
@@ -271,76 +223,6 @@ class TxCompose(wiring.Component):
             dec.swap.eq(swap), dec.lead.eq(lead), dec.req_hidden.eq(self.req_hidden),
         ]
         return dec
-
-    def _decide_slots(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, total, capped,
-                      swap):
-        """:class:`~scaleup_ip.tl.tx.slots.SlotDecide` on the windows and the composer's state,
-        with rule 6 for every prefix beside it. Returns the decision (``n_req``, ``n_rsp``,
-        ``req_pool``, ``rsp_pool``) and which responses are compressed ones alone in their
-        unit (:class:`~scaleup_ip.tl.tx.place.ControlPlacer`'s ``rsp_lone``)."""
-        m.submodules.decide = dec = SlotDecide()
-        w = dec.w
-        req_valid = thermometer(self.req_count, REQS_PER_CONTROL)
-        rsp_valid = thermometer(self.rsp_count, RSP_LIMIT)
-        for i in range(REQS_PER_CONTROL):
-            m.d.comb += [w.req[i].two.eq(self.req[i].wide),
-                         w.req[i].data.eq(self.req[i].beats != 0)]
-        req_ok, req_vc = prefix_credits(m, "slot_req", capped, CreditClass.REQ_CMD,
-                                        CreditClass.REQ_DATA, self.req[0].vc,
-                                        request_prefixes(m, self.req))
-        rsp_ok, rsp_vc = prefix_credits(
-            m, "slot_rsp", capped, CreditClass.RSP_CMD, CreditClass.RSP_DATA, self.rsp[0].vc,
-            [(total[j], Cat(1, *(x.same_vc for x in self.rsp[1:j + 1])).all())
-             for j in range(RSP_LIMIT)])
-        lone = self._units(m, w, rsp_valid)
-        m.d.comb += [
-            w.req_valid.eq(req_valid), w.more.eq(self.req_hidden),
-            w.req_most.eq(Cat(*(init & req_allowed[i] & req_ok[i]
-                                for i in range(REQS_PER_CONTROL)))),
-            w.rsp_most.eq(Cat(*(init & rsp_allowed[j] & rsp_ok[j] for j in range(RSP_LIMIT)))),
-            w.lead.eq(lead), w.reserve.eq(fc_pending), w.swapped.eq(swap),
-        ]
-        out = Signal(data.StructLayout({"n_req": range(REQ_LIMIT + 1),
-                                        "n_rsp": range(RSP_LIMIT + 1),
-                                        "req_pool": 1, "rsp_pool": 1}), name="slot_decision")
-        m.d.comb += [
-            out.n_req.eq(dec.a), out.n_rsp.eq(dec.b),
-            out.req_pool.eq(prefix_pool(thermometer(dec.a, REQS_PER_CONTROL), req_vc)),
-            out.rsp_pool.eq(prefix_pool(thermometer(dec.b, RSP_LIMIT), rsp_vc)),
-        ]
-        return out, lone
-
-    def _units(self, m, w, rsp_valid):
-        """The response window as units (README §3, *Slot packer*): the first response starts
-        one; a response with ``join`` set shares the unit of the one before. Drives the
-        decision's unit members; returns the compressed responses alone in their unit."""
-        rsp = self.rsp
-        starts = [Cat(1, *([0] * (RSP_LIMIT - 1)))]        # one-hot: where unit j starts
-        pairs = []
-        joins = [rsp[k].join & rsp_valid[k] for k in range(RSP_LIMIT)] + [Const(0)]
-        for j in range(SLOT_WINDOW):
-            s = starts[-1]
-            pair = Signal(name=f"unit{j}_pair")
-            m.d.comb += pair.eq(Cat(*(s[k] & joins[k + 1] for k in range(RSP_LIMIT))).any())
-            pairs.append(pair)
-            m.d.comb += [
-                w.unit_valid[j].eq(Cat(*(s[k] & rsp_valid[k] for k in range(RSP_LIMIT))).any()),
-                w.unit[j].pair.eq(pair),
-                w.unit[j].data[0].eq(Cat(*(s[k] & (rsp[k].beats != 0)
-                                           for k in range(RSP_LIMIT))).any()),
-                w.unit[j].data[1].eq(Cat(*(s[k] & (rsp[k + 1].beats != 0)
-                                           for k in range(RSP_LIMIT - 1))).any()),
-            ]
-            nxt = Signal(RSP_LIMIT, name=f"unit{j + 1}_start")
-            m.d.comb += nxt.eq(Cat(*((s[k - 1] & ~pair if k >= 1 else 0)
-                                     | (s[k - 2] & pair if k >= 2 else 0)
-                                     for k in range(RSP_LIMIT))))
-            starts.append(nxt)
-        lone = Signal(RSP_LIMIT, name="rsp_lone")
-        first = [Cat(*(s[k] for s in starts[:SLOT_WINDOW])).any() for k in range(RSP_LIMIT)]
-        m.d.comb += lone.eq(Cat(*(first[k] & ~joins[k + 1] & ~rsp[k].wide
-                                  for k in range(RSP_LIMIT))))
-        return lone
 
     def _candidates(self, m, swap, req_out, rsp_out, total):
         """For every count the decision may take, what the record will stand for (README §3
@@ -410,6 +292,31 @@ def composer_members():
         "credits": Out(credit_array(CREDIT_BITS)),
         "pending": Out(credit_array(CREDIT_BITS)),
     }
+
+
+def record_queue(m, comp, chosen, rec, first_req):
+    """The record queue of composer ``comp``, bypassed when empty: a record composed in the
+    clock ``chosen`` is high is offered at once (``direct``), its control half-flit going into
+    the flit presented the clock after. Every record is written; one taken on the bypass is
+    dropped from the queue in the next clock (``stale``), so that the write never waits on
+    the emitter. ``first_req``: the record's first data half-flit is a request's."""
+    m.submodules.queue = queue = SyncFIFO(width=record_layout.size, depth=RECORDS_AHEAD)
+    direct = Signal()
+    stale = Signal()
+    head = Signal()
+    m.d.comb += [
+        head.eq(queue.r_rdy & ~stale),
+        direct.eq(chosen & ~queue.r_rdy),
+        comp.direct.eq(direct), comp.first_req.eq(first_req),
+        comp.record.valid.eq(head | direct),
+        comp.record.payload.eq(queue.r_data),
+        queue.r_en.eq((comp.record.ready & head) | stale),
+        queue.w_data.eq(rec), queue.w_en.eq(chosen),
+    ]
+    m.d.sync += stale.eq(direct & comp.record.ready)
+    with m.If(~queue.r_rdy):
+        m.d.comb += comp.record.payload.eq(rec)
+    return queue
 
 
 def schedule_queue(m, comp, write, schedule):

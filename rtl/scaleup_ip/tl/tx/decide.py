@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The TL packer's decision: how many requests and responses the next control half takes."""
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -16,7 +16,6 @@ from ..layout import (
     CreditSlot,
     credit_array,
 )
-from ..logic import thermometer
 from .place import request_footprints
 
 __all__ = ["DECIDE_CREDIT_BITS", "TxDecide", "decide_req_layout", "decide_rsp_layout",
@@ -79,17 +78,19 @@ def request_prefixes(m, req):
     return prefixes
 
 
-def prefix_credits(m, name, credits, cmd_cls, data_cls, vc0, prefixes):
+def prefix_credits(m, name, credits, cmd_cls, data_cls, vc0, prefixes, counts=None):
     """Rule 6 for each prefix (``(total beats, one VC run)``, the first's VC ``vc0``) against
     ``credits`` (:func:`~scaleup_ip.tl.layout.credit_array` of :data:`DECIDE_CREDIT_BITS`):
-    ``(ok, by_vc)`` lists, by_vc when the prefix spends its VC's credits."""
+    ``(ok, by_vc)`` lists, by_vc when the prefix spends its VC's credits. Prefix ``k`` holds
+    ``k + 1`` fields, or ``counts[k]`` (a signal) when ``counts`` is given."""
     cmd, dat = credits[cmd_cls], credits[data_cls]
     oks, by_vcs = [], []
-    for n, (total, one_vc) in enumerate(prefixes, 1):
-        width = len(total)
+    for k, (total, one_vc) in enumerate(prefixes):
+        n = k + 1 if counts is None else counts[k]
+        width = max(len(total), len(Value.cast(n)))
         vc_fit = Array(_at_least(cmd[CreditSlot.VC0 + v], n, width)
                        & _at_least(dat[CreditSlot.VC0 + v], total, width) for v in range(4))
-        by_vc, ok = Signal(name=f"{name}_p{n}_vc"), Signal(name=f"{name}_p{n}_ok")
+        by_vc, ok = Signal(name=f"{name}_p{k + 1}_vc"), Signal(name=f"{name}_p{k + 1}_ok")
         m.d.comb += [
             by_vc.eq(one_vc & vc_fit[vc0]),
             ok.eq(by_vc | (_at_least(cmd[CreditSlot.POOL], n, width)

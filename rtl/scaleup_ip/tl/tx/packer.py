@@ -12,6 +12,7 @@ from ..layout import (
     CREDIT_BITS,
     REQ_LIMIT,
     RSP_LIMIT,
+    SLOT_WINDOW,
     TlConfig,
     UpliError,
     cached_request_layout,
@@ -30,6 +31,7 @@ from .fill import TxFill
 from .halves import half_layout
 from .intake import TxIntake
 from .place import encode_request, tx_req_entry, tx_rsp_entry
+from .slots import BankQueue, SlotCompose, UnitQueue
 
 __all__ = ["WANT_AHEAD", "TlTx"]
 
@@ -161,9 +163,12 @@ class TlTx(ConfiguredComponent):
     def _composer(self, m, intake):
         """The request and response queues and the composer that reads them: windows for
         :class:`~scaleup_ip.tl.tx.compose.TxCompose`, heads for the compact
-        :class:`~scaleup_ip.tl.tx.fill.TxFill`."""
+        :class:`~scaleup_ip.tl.tx.fill.TxFill`, banks for the slot packer's
+        :class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose`."""
         cfg = self._config
-        windowed = cfg.tx_packer != "compact"      # TxCompose, the best or the slot rules
+        if cfg.tx_packer == "slots":
+            return self._slot_composer(m, intake)
+        windowed = cfg.tx_packer == "best"         # TxCompose
         m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth,
                                                  REQ_LIMIT if windowed else 1)
         # Windowed: every queued response in registers: a control may take 8 and the next is
@@ -178,9 +183,7 @@ class TlTx(ConfiguredComponent):
                      rsp_q.i.valid.eq(intake.rsp_entry.valid),
                      intake.rsp_entry.ready.eq(rsp_q.i.ready)]
         if windowed:
-            m.submodules.compose = comp = TxCompose(slots=cfg.tx_packer == "slots")
-            if cfg.tx_packer == "slots":
-                self._form_units(m, rsp_q, comp.rsp_pop)
+            m.submodules.compose = comp = TxCompose()
             m.d.comb += [
                 comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
                 comp.req_hidden.eq(req_q.hidden),
@@ -195,22 +198,23 @@ class TlTx(ConfiguredComponent):
                          queue.pop.eq(head.valid & head.ready)]
         return comp
 
-    @staticmethod
-    def _form_units(m, queue, pop):
-        """The slot packer's response units as responses enter ``queue`` (README §3, *Slot
-        packer*): a compressed response joins the one before it when that one is a compressed
-        response that starts its unit and is still in the window after this clock's ``pop``
-        [ours]. (With more than 8 responses queued and 8 taken in that clock it does not join
-        although the model's would: units form differently, and both are legal.)"""
-        open_unit = Signal()             # the last response queued starts a unit, alone
-        entry = queue.i.payload
-        join = Signal()
+    def _slot_composer(self, m, intake):
+        """The slot packer's queues (requests in banks, responses in units) and its
+        composer."""
+        cfg = self._config
+        m.submodules.req_q = req_q = BankQueue(tx_req_entry, cfg.tx_req_depth, SLOT_WINDOW)
+        m.submodules.rsp_q = rsp_q = UnitQueue(cfg.tx_rsp_depth)
+        m.submodules.compose = comp = SlotCompose()
+        self._requests(m, intake.req_out, req_q.i)
+        wiring.connect(m, intake.rsp_entry, rsp_q.i)
         m.d.comb += [
-            join.eq(~entry.wide & open_unit & (queue.count > pop)),
-            queue.i.payload.join.eq(join),
+            comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
+            comp.req_more.eq(req_q.more), req_q.pop.eq(comp.req_pop),
+            comp.units.eq(rsp_q.units), comp.unit_count.eq(rsp_q.count),
+            rsp_q.take.eq(comp.unit_take), rsp_q.cut.eq(comp.unit_cut),
+            rsp_q.freeze.eq(comp.freeze),
         ]
-        with m.If(queue.i.valid & queue.i.ready):
-            m.d.sync += open_unit.eq(~entry.wide & ~join)
+        return comp
 
     def _requests(self, m, requests, queue):
         """Requests into the request queue, through the address cache when there is one."""

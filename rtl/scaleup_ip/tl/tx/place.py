@@ -41,6 +41,7 @@ __all__ = [
     "encode_request",
     "flow_control_fields",
     "place_flow_control",
+    "place_requests",
     "request_footprints",
     "request_word",
     "response_offsets",
@@ -49,6 +50,7 @@ __all__ = [
     "schedule_layout",
     "tx_req_entry",
     "tx_rsp_entry",
+    "unit_word",
     "wide_start",
     "window_members",
 ]
@@ -84,7 +86,6 @@ tx_rsp_entry = data.StructLayout({
     "beats": 3,        # read data beats, 0 for write responses
     "run": 6,          # read beats of every response queued so far, this one included, mod 64
     "same_vc": 1,      # same VC as the response queued before it
-    "join": 1,         # the slot packer: shares the unit of the response before it [ours]
 })
 
 #: Read beats of responses ``0..j`` of the response window together, for each ``j`` (at most
@@ -130,9 +131,6 @@ class ControlPlacer(wiring.Component):
         Credits to return to the peer.
     n_req, n_rsp, req_pool, rsp_pool : In
         The decision: how many requests and responses, and whether they spend pool credits.
-    rsp_lone : In(8)
-        The slot packer: response ``j`` is a compressed response alone in its unit, so it
-        takes two sectors' room (the second NOP), as an uncompressed one does.
     half : Out(control_half)
         The control half-flit, every field's POOL bit set from the decision.
     spent : Out(credit_array(CREDIT_BITS))
@@ -152,7 +150,6 @@ class ControlPlacer(wiring.Component):
             "n_rsp": In(range(RSP_LIMIT + 1)),
             "req_pool": In(1),
             "rsp_pool": In(1),
-            "rsp_lone": In(RSP_LIMIT),
             "half": Out(control_half),
             "spent": Out(credit_array(CREDIT_BITS)),
             "sent": Out(credit_array(5)),
@@ -172,13 +169,13 @@ class ControlPlacer(wiring.Component):
             gap.eq(Array(ends)[self.n_req] != Array(used)[self.n_req]),
         ]
         offsets, spans = response_offsets(
-            m, [e.wide | lone for e, lone in zip(self.rsp, self.rsp_lone)], "place")
+            m, [e.wide for e in self.rsp], "place")
         m.d.comb += fc_start.eq(rsp_start + Array(spans)[self.n_rsp])
         fields = flow_control_fields(m, self.pending)
         # Every sector is the OR of the fields the decision puts there (one at most; none: NOP):
         # an AND-OR per sector, not a chain of priority multiplexers.
         terms = [[] for _ in range(SECTORS_PER_HALF)]
-        self._place_requests(m, terms, starts)
+        place_requests(m, terms, self.req, self.n_req, self.req_pool, starts)
         self._place_responses(m, terms, rsp_start, offsets)
         place_flow_control(m, terms, fields, fc_start, self.sent, gap)
         for s, these in enumerate(terms):
@@ -211,18 +208,6 @@ class ControlPlacer(wiring.Component):
                 ]
         m.d.comb += self.schedule.rsp_beats.eq(rsp_beats[self.n_rsp])
 
-    def _place_requests(self, m, terms, starts):
-        """Request ``i`` at ``starts[i]``: 4 sectors when uncompressed, else 2."""
-        for i in range(REQS_PER_CONTROL):
-            entry = self.req[i]
-            word = request_word(m, entry, self.req_pool, f"req_word{i}")
-            for s in range(0, SECTORS_PER_HALF, _NARROW_SECTORS):
-                here = Signal(name=f"req{i}_at{s}")
-                m.d.comb += here.eq((i < self.n_req) & (starts[i] == s))
-                for part in range(min(_WIDE_SECTORS, SECTORS_PER_HALF - s)):
-                    cond = here if part < _NARROW_SECTORS else here & entry.wide
-                    terms[s + part].append((cond, word[32 * part:32 * part + 32]))
-
     def _place_responses(self, m, terms, rsp_start, offsets):
         """The responses from ``rsp_start``, response ``j`` at ``offsets[j]`` after it."""
         for j in range(RSP_LIMIT):
@@ -236,6 +221,22 @@ class ControlPlacer(wiring.Component):
                 terms[s].append((here, word[:32]))
                 if s + 1 < SECTORS_PER_HALF:
                     terms[s + 1].append((here & entry.wide, word[32:]))
+
+
+def place_requests(m, terms, req, n_req, pool, starts):
+    """The first ``n_req`` requests of the window ``req`` (:data:`tx_req_entry`), request
+    ``i`` at sector ``starts[i]`` (4 sectors when uncompressed, else 2) with its POOL bit
+    ``pool``: their ``(condition, value)`` terms appended to ``terms[sector]``."""
+    for i in range(REQS_PER_CONTROL):
+        entry = req[i]
+        word = request_word(m, entry, pool, f"req_word{i}")
+        for s in range(0, SECTORS_PER_HALF, _NARROW_SECTORS):
+            here = Signal(name=f"req{i}_at{s}")
+            m.d.comb += here.eq((i < n_req) & (starts[i] == s))
+            for part in range(min(_WIDE_SECTORS, SECTORS_PER_HALF - s)):
+                cond = here if part < _NARROW_SECTORS else here & entry.wide
+                terms[s + part].append((cond, word[32 * part:32 * part + 32]))
+
 
 def place_flow_control(m, terms, fields, fc_start, sent, gap=None):
     """Flow Control field ``r`` of ``fields`` (:func:`flow_control_fields`, live ones only, in
@@ -282,6 +283,18 @@ def response_word(m, entry, pool, name):
     m.d.comb += word.eq(entry.field | (pool << bit))
     return word
 
+
+def unit_word(m, unit, pool, second, name):
+    """The slot of ``unit`` (:data:`~scaleup_ip.tl.layout.unit_view`) with its POOL bits set
+    to ``pool``: of its uncompressed response, else of its first compressed response and, when
+    ``second`` (it holds two and both are taken), of its second; else the second's sector 0."""
+    word = Signal(64, name=name)
+    narrow = _RSP_POOL_BIT[False]
+    both = unit.pair & second
+    m.d.comb += word.eq(Mux(unit.wide, unit.word | (pool << _RSP_POOL_BIT[True]),
+                            Cat(unit.word[:32] | (pool << narrow),
+                                Mux(both, unit.word[32:] | (pool << narrow), 0))))
+    return word
 
 def flow_control_fields(m, pending):
     """One Flow Control field per credit slot, returning what ``pending`` holds for it, as far

@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The slot packer's composer: control half-flits decided on the request and unit windows."""
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...layout import (
+    FAIR_LEAD_LIMIT,
+    REQ_LIMIT,
+    REQS_PER_CONTROL,
+    RSP_LIMIT,
+    SLOT_WINDOW,
+    CreditClass,
+    MsgType,
+    credit_array,
+    unit_view,
+)
+from ...logic import thermometer
+from ..compose import (
+    RECORDS_AHEAD,
+    account_credits,
+    composer_members,
+    count_lead,
+    flits_to_next,
+    outstanding_after,
+    record_layout,
+    record_queue,
+    schedule_queue,
+)
+from ..decide import DECIDE_CREDIT_BITS, prefix_credits, prefix_pool, request_prefixes
+from ..place import tx_req_entry
+from .decide import SlotDecide
+from .place import SlotPlacer
+
+__all__ = ["SlotCompose"]
+
+#: The decision as registered for the clock that applies it.
+_choice = data.StructLayout({
+    "a": range(SLOT_WINDOW + 1),
+    "u": range(SLOT_WINDOW + 1),
+    "cut": 1,
+    "pair": 1,                           # the last unit touched held two when decided
+    "b": range(RSP_LIMIT + 1),
+    "req_pool": 1,
+    "rsp_pool": 1,
+    "rsp_beats": 6,
+})
+
+
+class SlotCompose(wiring.Component):
+    """Decides each control half-flit by the slot packer's rules (README §3, *Slot packer*;
+    :class:`~scaleup_ip.tl.tx.slots.decide.SlotDecide` with rule 6 beside it) and hands it on
+    as a record, as :class:`~scaleup_ip.tl.tx.compose.TxCompose` does for rules 3 and 4, whose
+    members and timing it shares (two clocks a control: the decision registered, then placed
+    by :class:`~scaleup_ip.tl.tx.slots.place.SlotPlacer` and applied), with these windows:
+
+    Members
+    -------
+    req, req_count, req_more : In
+        The request window (:class:`~scaleup_ip.tl.tx.slots.banks.BankQueue`): the oldest
+        requests, how many are valid, and whether more wait behind them.
+    units, unit_count : In
+        The unit window (:class:`~scaleup_ip.tl.tx.slots.units.UnitQueue`).
+    req_pop : Out
+        Requests taken.
+    unit_take, unit_cut : Out
+        Units taken, and whether the oldest unit left loses its first response.
+    freeze : Out(1)
+        Units are taken this clock (no response may join them).
+    """
+
+    def __init__(self):
+        super().__init__({
+            "req": In(data.ArrayLayout(tx_req_entry, SLOT_WINDOW)),
+            "req_count": In(range(SLOT_WINDOW + 1)),
+            "req_more": In(1),
+            "units": In(data.ArrayLayout(unit_view, SLOT_WINDOW)),
+            "unit_count": In(range(SLOT_WINDOW + 1)),
+            "req_pop": Out(range(SLOT_WINDOW + 1)),
+            "unit_take": Out(range(SLOT_WINDOW + 1)),
+            "unit_cut": Out(1),
+            "freeze": Out(1),
+            **composer_members(),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        init = Signal()                  # the message is composed: traffic may follow
+        swap = Signal()                  # the next control shares its flit with an owed half
+        req_out = Signal(range(REQ_LIMIT + 1))
+        rsp_out = Signal(range(RSP_LIMIT + 1))
+        req_out_next = Signal.like(req_out)
+        rsp_out_next = Signal.like(rsp_out)
+        # The rate-limit allowances as the decision takes them, registered beside the counts.
+        req_allowed = Signal(REQS_PER_CONTROL, init=(1 << REQS_PER_CONTROL) - 1)
+        rsp_allowed = Signal(RSP_LIMIT, init=(1 << RSP_LIMIT) - 1)
+        m.d.comb += [req_out_next.eq(req_out), rsp_out_next.eq(rsp_out)]
+        m.d.sync += [
+            req_out.eq(req_out_next), rsp_out.eq(rsp_out_next),
+            req_allowed.eq(thermometer(REQ_LIMIT - req_out_next, REQS_PER_CONTROL)),
+            rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out_next, RSP_LIMIT)),
+        ]
+        fc_pending = Signal()            # a credit return is pending (registered)
+        lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))     # rule 4's balance count
+        capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
+        base = Signal(6)                 # ``run`` of the last response taken
+        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, capped, swap,
+                           base)
+
+        # Clock A: the decision, registered. Clock B: placed and applied; the record written.
+        # The windows do not change between A and B but for entries added behind them.
+        chosen = Signal()
+        msg = Signal()
+        pick = Signal(_choice)
+        # A response may join the newest unit while its decision is registered (``freeze``
+        # is only for the clock that takes it): if that unit was taken whole as a response
+        # alone, the control takes its first response only, as decided.
+        last = self.units[(pick.u - 1)[:2]]
+        cut = Signal()
+        m.d.comb += cut.eq(pick.cut | ((pick.u != 0) & last.pair & ~pick.pair))
+        m.submodules.place = place = SlotPlacer()
+        m.d.comb += [
+            place.req.eq(self.req), place.units.eq(self.units), place.pending.eq(self.pending),
+            place.a.eq(pick.a), place.u.eq(pick.u), place.cut.eq(cut), place.b.eq(pick.b),
+            place.req_pool.eq(pick.req_pool), place.rsp_pool.eq(pick.rsp_pool),
+            place.rsp_beats.eq(pick.rsp_beats),
+        ]
+        owed = Signal(7)
+        flits = Signal(7)
+        m.d.comb += flits_to_next(swap, place.halves, owed, flits)
+        rec = Signal(record_layout)
+        m.d.comb += [
+            rec.msg.eq(msg), rec.halves.eq(Mux(msg, 0, place.halves)),
+            rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
+        ]
+        queue = record_queue(m, self, chosen, rec, place.first_req)
+        room = schedule_queue(m, self, chosen & ~msg & (place.halves != 0), place.schedule)
+        m.d.comb += self.freeze.eq(chosen)
+        with m.If(chosen):
+            m.d.sync += chosen.eq(0)
+            m.d.comb += [self.req_pop.eq(pick.a), self.unit_take.eq(pick.u - cut),
+                         self.unit_cut.eq(cut)]
+            with m.If(pick.u != 0):
+                m.d.sync += base.eq(Mux(cut, last.rsp[0].run, last.rsp[1].run))
+            with m.If(msg):              # its own flit only; nothing owed after it
+                m.d.sync += [init.eq(1), swap.eq(0)]
+                m.d.comb += [req_out_next.eq(Mux(req_out != 0, req_out - 1, 0)),
+                             rsp_out_next.eq(Mux(rsp_out != 0, rsp_out - 1, 0))]
+            with m.Else():
+                m.d.sync += swap.eq(owed[0])
+                m.d.comb += [req_out_next.eq(outstanding_after(req_out, pick.a, flits)),
+                             rsp_out_next.eq(outstanding_after(rsp_out, pick.b, flits))]
+                count_lead(m, lead, pick.a, pick.b)
+        with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room):
+            msg_due = self.give_init & ~init & ~fc_pending & ~swap
+            with m.If(msg_due | swap | (dec.a != 0) | (dec.b != 0) | fc_pending):
+                m.d.sync += [chosen.eq(1), msg.eq(msg_due), pick.eq(Mux(msg_due, 0, dec))]
+        account_credits(m, self, chosen & ~msg, place.spent, place.sent, capped, fc_pending)
+        return m
+
+    def _decide(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, capped, swap, base):
+        """:class:`~scaleup_ip.tl.tx.slots.decide.SlotDecide` on the windows and the
+        composer's state, with rule 6 for every prefix beside it: the decision as
+        :data:`_choice`."""
+        m.submodules.decide = dec = SlotDecide()
+        w = dec.w
+        for i, e in enumerate(self.req):
+            m.d.comb += [w.req[i].two.eq(e.wide), w.req[i].data.eq(e.beats != 0)]
+        req_ok, req_vc = prefix_credits(m, "slot_req", capped, CreditClass.REQ_CMD,
+                                        CreditClass.REQ_DATA, self.req[0].vc,
+                                        request_prefixes(m, self.req))
+        unit_valid = thermometer(self.unit_count, SLOT_WINDOW)
+        for j, u in enumerate(self.units):
+            m.d.comb += [w.unit[j].pair.eq(u.pair), w.unit[j].data[0].eq(u.rsp[0].beats != 0),
+                         w.unit[j].data[1].eq(u.rsp[1].beats != 0)]
+        rsp_ok, by_units = self._unit_credits(m, capped, unit_valid, base)
+        m.d.comb += [
+            w.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
+            w.more.eq(self.req_more), w.unit_valid.eq(unit_valid),
+            w.req_most.eq(Cat(*(init & req_allowed[i] & req_ok[i]
+                                for i in range(REQS_PER_CONTROL)))),
+            w.rsp_most.eq(Cat(*(init & rsp_allowed[j] & rsp_ok[j] for j in range(RSP_LIMIT)))),
+            w.lead.eq(lead), w.reserve.eq(fc_pending), w.swapped.eq(swap),
+        ]
+        out = Signal(_choice, name="slot_decision")
+        last = Cat(dec.cut, dec.u - 1)   # the last unit touched, and whether it is cut
+        m.d.comb += [
+            out.a.eq(dec.a), out.u.eq(dec.u), out.cut.eq(dec.cut), out.b.eq(dec.b),
+            out.pair.eq(self.units[(dec.u - 1)[:2]].pair),
+            out.req_pool.eq(prefix_pool(thermometer(dec.a, REQS_PER_CONTROL), req_vc)),
+            out.rsp_pool.eq(~Array(v for v, _ in by_units)[last]),
+            out.rsp_beats.eq(Array(t for _, t in by_units)[last]),
+        ]
+        return out
+
+    def _unit_credits(self, m, capped, unit_valid, base):
+        """Rule 6 for the responses of the unit window: for each count ``b`` of responses
+        (1 to 8), whether the credits cover the first ``b``; and for each unit ``k`` whole
+        and cut (index ``2k``, ``2k + 1``), ``(by VC, read beats)`` of the responses up to it.
+        Each prefix's beats are its last response's ``run`` less ``base`` (that of the last
+        response taken), and its count a function of the units' ``pair`` bits: no carry chain
+        runs through the window."""
+        units = self.units
+        vc0 = units[0].rsp[0].vc
+        pairs = [u.pair for u in units]
+        prefixes, counts = [], []
+        one = Const(1)
+        for k, u in enumerate(units):
+            cut_one = Signal(name=f"unit{k}_cut_one_vc")
+            full_one = Signal(name=f"unit{k}_full_one_vc")
+            m.d.comb += [cut_one.eq(one & (u.rsp[0].vc == vc0)),
+                         full_one.eq(cut_one & (~u.pair | (u.rsp[1].vc == vc0)))]
+            for name, run, ones, extra in (("full", u.rsp[1].run, full_one, 1),
+                                           ("cut", u.rsp[0].run, cut_one, 0)):
+                beats = Signal(6, name=f"unit{k}_{name}_beats")
+                n = Signal(4, name=f"unit{k}_{name}_n")
+                table = [k + 1 + sum(bits >> i & 1 for i in range(k + extra))
+                         for bits in range(1 << (k + extra))]
+                m.d.comb += [beats.eq(run - base),
+                             n.eq(Array(table)[Cat(*pairs[:k + extra])] if k + extra else 1)]
+                prefixes.append((beats, ones))
+                counts.append(n)
+            one = full_one
+        ok, by_vc = prefix_credits(m, "slot_rsp", capped, CreditClass.RSP_CMD,
+                                   CreditClass.RSP_DATA, vc0, prefixes, counts)
+        rsp_ok = []
+        for b in range(1, RSP_LIMIT + 1):
+            terms = [unit_valid[i // 2] & ok[i] & (counts[i] == b) for i in range(len(counts))]
+            rsp_ok.append(Cat(*terms).any())
+        return rsp_ok, [(by_vc[i], prefixes[i][0]) for i in range(len(prefixes))]

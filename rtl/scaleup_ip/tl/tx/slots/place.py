@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The slot packer's placement: a decided control half-flit, slot by slot."""
+
+import operator
+from functools import reduce
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...layout import (
+    CREDIT_BITS,
+    RSP_LIMIT,
+    SECTORS_PER_HALF,
+    SLOT_WINDOW,
+    CreditClass,
+    CreditSlot,
+    control_half,
+    credit_array,
+    unit_view,
+)
+from ..place import (
+    flow_control_fields,
+    place_flow_control,
+    place_requests,
+    request_footprints,
+    schedule_layout,
+    tx_req_entry,
+    unit_word,
+)
+
+__all__ = ["SlotPlacer"]
+
+#: Sectors of a slot (README §3, *Slot packer*).
+_SLOT = 2
+#: Read beats of the responses of one control: 8 of 4 beats.
+_RSP_BEATS = 6
+
+
+class SlotPlacer(wiring.Component):
+    """Builds the control half-flit the slot decision chose (README §3, *Slot packer*):
+    requests from sector 0 at their footprints, then the units' slots, then Flow Control
+    fields (in the gap before an aligned uncompressed request first); each sector an AND-OR
+    of what may go there. Combinational.
+
+    Members
+    -------
+    req : In(ArrayLayout(tx_req_entry, SLOT_WINDOW))
+        The request window, oldest first.
+    units : In(ArrayLayout(unit_view, SLOT_WINDOW))
+        The unit window, oldest first.
+    pending : In(credit_array(CREDIT_BITS))
+        Credits to return to the peer.
+    a, u, cut, b : In
+        The decision: requests, units touched, the last unit cut to its first response, and
+        responses in all.
+    req_pool, rsp_pool : In(1)
+        The requests (responses) spend pool credits.
+    rsp_beats : In(6)
+        Read beats of the responses taken.
+    half : Out(control_half)
+    spent : Out(credit_array(CREDIT_BITS)), sent : Out(credit_array(5))
+        Credits the fields spend and the Flow Control fields return.
+    schedule : Out(schedule_layout)
+        The data the half calls for.
+    halves : Out(7)
+        Data half-flits it calls for.
+    first_req : Out(1)
+        Its first data half-flit is a request's.
+    """
+
+    def __init__(self):
+        super().__init__({
+            "req": In(data.ArrayLayout(tx_req_entry, SLOT_WINDOW)),
+            "units": In(data.ArrayLayout(unit_view, SLOT_WINDOW)),
+            "pending": In(credit_array(CREDIT_BITS)),
+            "a": In(range(SLOT_WINDOW + 1)),
+            "u": In(range(SLOT_WINDOW + 1)),
+            "cut": In(1),
+            "b": In(range(RSP_LIMIT + 1)),
+            "req_pool": In(1),
+            "rsp_pool": In(1),
+            "rsp_beats": In(_RSP_BEATS),
+            "half": Out(control_half),
+            "spent": Out(credit_array(CREDIT_BITS)),
+            "sent": Out(credit_array(5)),
+            "schedule": Out(schedule_layout),
+            "halves": Out(7),
+            "first_req": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        starts, ends, used = request_footprints(m, [e.wide for e in self.req], "slot")
+        end = Signal(range(2 * SECTORS_PER_HALF))
+        gap = Signal()
+        m.d.comb += [end.eq(Array(ends)[self.a]), gap.eq(end != Array(used)[self.a])]
+        terms = [[] for _ in range(SECTORS_PER_HALF)]
+        place_requests(m, terms, self.req, self.a, self.req_pool, starts)
+        self._place_units(m, terms, end)
+        place_flow_control(m, terms, flow_control_fields(m, self.pending),
+                           end + _SLOT * self.u, self.sent, gap)
+        for s, these in enumerate(terms):
+            m.d.comb += self.half[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
+        self._spend(m)
+        return m
+
+    def _place_units(self, m, terms, end):
+        """Unit ``k`` of the first ``u`` in the slot ``k`` after the requests (which end at
+        sector ``end``, even); the last without its second response when ``cut``."""
+        for k, unit in enumerate(self.units):
+            word = unit_word(m, unit, self.rsp_pool, ~(self.cut & (self.u == k + 1)),
+                             f"unit_word{k}")
+            for e in range(0, SECTORS_PER_HALF - _SLOT * k, _SLOT):
+                here = Signal(name=f"unit{k}_at{e + _SLOT * k}")
+                m.d.comb += here.eq((self.u > k) & (end == e))
+                terms[e + _SLOT * k].append((here, word[:32]))
+                terms[e + _SLOT * k + 1].append((here, word[32:]))
+
+    def _spend(self, m):
+        """Credits the fields spend, and the data they call for."""
+        req_beats = [Const(0, 5)]
+        req_halves = [Const(0, 7)]
+        first_req = [Const(0)]
+        for e in self.req:
+            req_beats.append(req_beats[-1] + e.beats)
+            req_halves.append(req_halves[-1] + 2 * e.beats + e.be)
+            first_req.append(first_req[-1] | (e.beats != 0))
+        for (cmd, dat), n, beats, pool, vc0 in (
+                ((CreditClass.REQ_CMD, CreditClass.REQ_DATA), self.a, Array(req_beats)[self.a],
+                 self.req_pool, self.req[0].vc),
+                ((CreditClass.RSP_CMD, CreditClass.RSP_DATA), self.b, self.rsp_beats,
+                 self.rsp_pool, self.units[0].rsp[0].vc)):
+            for slot in CreditSlot:
+                mine = pool if slot == CreditSlot.POOL else ~pool & (vc0 == slot - CreditSlot.VC0)
+                m.d.comb += [self.spent[cmd][slot].eq(Mux(mine, n, 0)),
+                             self.spent[dat][slot].eq(Mux(mine, beats, 0))]
+        for i, e in enumerate(self.req):
+            with m.If(self.a > i):
+                m.d.comb += [self.schedule.req[i].beats.eq(e.beats),
+                             self.schedule.req[i].be.eq(e.be),
+                             self.schedule.req[i].be_pos.eq(e.be_pos)]
+        m.d.comb += [
+            self.schedule.rsp_beats.eq(self.rsp_beats),
+            self.halves.eq(Array(req_halves)[self.a] + Cat(Const(0, 1), self.rsp_beats)),
+            self.first_req.eq(Array(first_req)[self.a]),
+        ]
