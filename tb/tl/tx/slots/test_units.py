@@ -11,7 +11,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from scaleup_ip.tl.layout import SLOT_WINDOW
+from scaleup_ip.tl import SLOT_WINDOW
 from scaleup_ip.tl.tx.slots import UnitQueue
 
 _MASK32 = (1 << 32) - 1
