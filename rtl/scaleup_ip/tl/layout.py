@@ -20,6 +20,8 @@ __all__ = [
     "SLOTS_PER_HALF",
     "SLOT_WINDOW",
     "slot_window_layout",
+    "slot_req_flags",
+    "unit_flags",
     "unit_response",
     "unit_view",
     "ACC_BITS",
@@ -384,16 +386,26 @@ slot_window_layout = data.StructLayout({
 #: response queued up to it, modulo 64 (so that a prefix's beats are one subtraction).
 unit_response = data.StructLayout({"vc": 2, "beats": 3, "run": 6})
 
-#: A response unit as the slot composer sees it (README §3, *Slot packer*): its slot (two
-#: sectors, every POOL bit 0): one uncompressed response, or one or two compressed ones (the
-#: first in the low sector); the responses in it (of a unit alone, the second with no VC and no
-#: beats and the first's ``run``).
-unit_view = data.StructLayout({
-    "word": 64,
+#: A response unit as the slot decision sees it (README §3, *Slot packer*): one uncompressed
+#: response (``wide``), or one or two compressed ones (``pair``); the responses in it (of a unit
+#: alone, the second with no VC and no beats and the first's ``run``).
+unit_flags = data.StructLayout({
     "wide": 1,
     "pair": 1,
     "rsp": data.ArrayLayout(unit_response, 2),
 })
+
+#: A response unit as the slot composer places it: its flags and its slot (two sectors, every
+#: POOL bit 0; of two compressed responses, the first in the low sector).
+unit_view = data.StructLayout({
+    "word": 64,
+    **{name: field.shape for name, field in unit_flags},
+})
+
+#: What the slot composer needs of a request besides its field: its footprint (uncompressed),
+#: VC, data beats, whether a byte-enable half-flit follows its data and where beat 0's byte
+#: enables go in it.
+slot_req_flags = data.StructLayout({"wide": 1, "vc": 2, "beats": 3, "be": 1, "be_pos": 2})
 
 def credit_array(width):
     """``[class][slot]`` counters, one ``width``-bit count per :class:`CreditClass` and slot."""

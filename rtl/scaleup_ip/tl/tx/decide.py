@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The TL packer's decision: how many requests and responses the next control half takes."""
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -85,15 +85,23 @@ def prefix_credits(m, name, credits, cmd_cls, data_cls, vc0, prefixes, counts=No
     ``k + 1`` fields, or ``counts[k]`` (a signal) when ``counts`` is given."""
     cmd, dat = credits[cmd_cls], credits[data_cls]
     oks, by_vcs = [], []
+    def cmd_fit(counter, k):
+        """The command credits cover prefix ``k``: against a constant, or against each count
+        it may hold, selected by it (no compare of two signals)."""
+        if counts is None:
+            return _at_least(counter, k + 1, len(prefixes[k][0]))
+        n = counts[k]
+        return Cat(*((n == v) & _at_least(counter, v, len(n))
+                     for v in range(1, len(prefixes) + 1))).any()
+
     for k, (total, one_vc) in enumerate(prefixes):
-        n = k + 1 if counts is None else counts[k]
-        width = max(len(total), len(Value.cast(n)))
-        vc_fit = Array(_at_least(cmd[CreditSlot.VC0 + v], n, width)
+        width = len(total)
+        vc_fit = Array(cmd_fit(cmd[CreditSlot.VC0 + v], k)
                        & _at_least(dat[CreditSlot.VC0 + v], total, width) for v in range(4))
         by_vc, ok = Signal(name=f"{name}_p{k + 1}_vc"), Signal(name=f"{name}_p{k + 1}_ok")
         m.d.comb += [
             by_vc.eq(one_vc & vc_fit[vc0]),
-            ok.eq(by_vc | (_at_least(cmd[CreditSlot.POOL], n, width)
+            ok.eq(by_vc | (cmd_fit(cmd[CreditSlot.POOL], k)
                            & _at_least(dat[CreditSlot.POOL], total, width))),
         ]
         oks.append(ok)

@@ -2,7 +2,7 @@
 """UALink TL transmit: UPLI requests and responses packed into 64-byte TL flits."""
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
@@ -20,6 +20,7 @@ from ..layout import (
     credit_update_layout,
     flit_stream,
     half_pair,
+    slot_req_flags,
     tx_cache_port,
     upli_members,
 )
@@ -202,15 +203,30 @@ class TlTx(ConfiguredComponent):
         """The slot packer's queues (requests in banks, responses in units) and its
         composer."""
         cfg = self._config
+        # The requests twice in step: their fields, read from the banks for the placer, and
+        # what the decision needs, registered.
         m.submodules.req_q = req_q = BankQueue(tx_req_entry, cfg.tx_req_depth, SLOT_WINDOW)
+        m.submodules.req_flags = req_flags = BankQueue(slot_req_flags, cfg.tx_req_depth,
+                                                       SLOT_WINDOW, registered=True)
         m.submodules.rsp_q = rsp_q = UnitQueue(cfg.tx_rsp_depth)
         m.submodules.compose = comp = SlotCompose()
-        self._requests(m, intake.req_out, req_q.i)
+        request = stream.Signature(tx_req_entry).create()
+        self._requests(m, intake.req_out, request)
+        for queue in (req_q, req_flags):
+            m.d.comb += [queue.i.valid.eq(request.valid), queue.pop.eq(comp.req_pop)]
+        m.d.comb += [req_q.i.payload.eq(request.payload), request.ready.eq(req_q.i.ready),
+                     req_flags.i.payload.wide.eq(request.payload.wide),
+                     req_flags.i.payload.vc.eq(request.payload.vc),
+                     req_flags.i.payload.beats.eq(request.payload.beats),
+                     req_flags.i.payload.be.eq(request.payload.be),
+                     req_flags.i.payload.be_pos.eq(request.payload.be_pos)]
         wiring.connect(m, intake.rsp_entry, rsp_q.i)
         m.d.comb += [
-            comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
-            comp.req_more.eq(req_q.more), req_q.pop.eq(comp.req_pop),
-            comp.units.eq(rsp_q.units), comp.unit_count.eq(rsp_q.count),
+            comp.req_flags.eq(req_flags.entries), comp.req_banks.eq(req_q.reads),
+            comp.req_lane.eq(req_q.lane), comp.req_count.eq(req_q.count),
+            comp.req_more.eq(req_q.more),
+            comp.unit_flags.eq(rsp_q.flags), comp.unit_words.eq(rsp_q.words),
+            comp.unit_lane.eq(rsp_q.lane), comp.unit_count.eq(rsp_q.count),
             rsp_q.take.eq(comp.unit_take), rsp_q.cut.eq(comp.unit_cut),
             rsp_q.freeze.eq(comp.freeze),
         ]

@@ -223,16 +223,19 @@ class ControlPlacer(wiring.Component):
                     terms[s + 1].append((here & entry.wide, word[32:]))
 
 
-def place_requests(m, terms, req, n_req, pool, starts):
+def place_requests(m, terms, req, n_req, pool, starts, order=None):
     """The first ``n_req`` requests of the window ``req`` (:data:`tx_req_entry`), request
     ``i`` at sector ``starts[i]`` (4 sectors when uncompressed, else 2) with its POOL bit
-    ``pool``: their ``(condition, value)`` terms appended to ``terms[sector]``."""
-    for i in range(REQS_PER_CONTROL):
-        entry = req[i]
-        word = request_word(m, entry, pool, f"req_word{i}")
+    ``pool``: their ``(condition, value)`` terms appended to ``terms[sector]``. With ``order``,
+    ``req[k]`` is the request at place ``order[k]`` of the window (a signal)."""
+    for k in range(REQS_PER_CONTROL):
+        entry = req[k]
+        word = request_word(m, entry, pool, f"req_word{k}")
+        i = k if order is None else order[k]
+        start = starts[k] if order is None else Array(starts)[i]
         for s in range(0, SECTORS_PER_HALF, _NARROW_SECTORS):
-            here = Signal(name=f"req{i}_at{s}")
-            m.d.comb += here.eq((i < n_req) & (starts[i] == s))
+            here = Signal(name=f"req{k}_at{s}")
+            m.d.comb += here.eq((i < n_req) & (start == s))
             for part in range(min(_WIDE_SECTORS, SECTORS_PER_HALF - s)):
                 cond = here if part < _NARROW_SECTORS else here & entry.wide
                 terms[s + part].append((cond, word[32 * part:32 * part + 32]))

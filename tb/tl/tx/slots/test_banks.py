@@ -3,7 +3,8 @@
 offered, random pops of up to ``count``, random rewrites of the newest entry's second part;
 every clock ``entries``, ``amends``, ``count``, ``level``, ``more`` and ``i.ready`` are checked
 (an entry accepted at ``t`` is shown from ``t + 1``, and the window is full again the clock
-after any pop). Depths that fill the banks' rows and one that does not."""
+after any pop), with the window read from the banks and registered. Depths that fill the
+banks' rows and one that does not."""
 
 import gc
 import random
@@ -20,10 +21,10 @@ _LAYOUT = data.StructLayout({"value": 12, "flag": 1})
 _AMEND = data.StructLayout({"note": 5})
 
 
-def _run(depth, banks, seed, clocks=3000):
-    dut = BankQueue(_LAYOUT, depth, banks, amend=_AMEND)
+def _run(depth, banks, registered, seed, clocks=3000):
+    dut = BankQueue(_LAYOUT, depth, banks, amend=_AMEND, registered=registered)
     rng = random.Random(seed)
-    print(f"BankQueue({depth}, {banks}): seed {seed}")
+    print(f"BankQueue({depth}, {banks}, registered={registered}): seed {seed}")
     sent, got = [], []
 
     async def bench(ctx):
@@ -36,9 +37,14 @@ def _run(depth, banks, seed, clocks=3000):
             assert ctx.get(dut.level) == len(held)
             assert ctx.get(dut.more) == (len(held) > banks)
             shown, notes = ctx.get(dut.entries), ctx.get(dut.amends)
+            reads, amend_reads = ctx.get(dut.reads), ctx.get(dut.amend_reads)
+            lane = ctx.get(dut.lane)
             for k in range(count):
                 assert shown[k] == held[k][0], (clock, k)
                 assert notes[k].note == held[k][1], (clock, k, "amend")
+                if not registered:
+                    assert reads[(lane + k) % banks] == held[k][0], (clock, k, "reads")
+                    assert amend_reads[(lane + k) % banks].note == held[k][1], (clock, k)
             pop = rng.randint(0, count) if rng.random() < p_pop else 0
             offer = rng.random() < p_in
             amend = not offer and bool(held) and rng.random() < 0.5
@@ -70,9 +76,10 @@ def _run(depth, banks, seed, clocks=3000):
     assert got == sent and sent, (len(got), len(sent))
 
 
+@pytest.mark.parametrize("registered", [False, True], ids=["read", "registered"])
 @pytest.mark.parametrize("depth, banks", [(16, 4), (8, 4), (12, 4), (4, 4), (16, 2)])
-def test_bank_queue(depth, banks):
-    _run(depth, banks, random.randrange(1 << 32))
+def test_bank_queue(depth, banks, registered):
+    _run(depth, banks, registered, random.randrange(1 << 32))
 
 
 def test_bank_queue_rejects_bad_shapes():

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The unit queue (``rtl/scaleup_ip/tl/tx/slots/units.py``) against a list of units: random
 compressed and uncompressed responses offered, random takes and cuts of the window, random
-``freeze``; every clock the window's units (slot word, flags and responses), ``count`` and
-``i.ready`` are checked, and every response leaves exactly once, in order. The rule checked
-is README §3's (*Slot packer*): a compressed response joins the newest unit when that is a
-compressed response alone and not in the window while units are taken (``freeze``)."""
+``freeze``; every clock the window's units (flags and responses, registered; slot words as
+read from the banks), ``count`` and ``i.ready`` are checked, and every response leaves exactly
+once, in order. The rule checked is README §3's (*Slot packer*): a compressed response joins
+the newest unit when that is a compressed response alone and not in the window while units
+are taken (``freeze``)."""
 
 import random
 
@@ -46,14 +47,15 @@ def _run(depth, seed, clocks=3000):
             p_in, p_take = ((0.9, 0.3), (0.3, 0.9), (0.7, 0.7), (0.0, 1.0))[4 * clock // clocks]
             count = min(SLOT_WINDOW, len(units))
             assert ctx.get(dut.count) == count, (clock, ctx.get(dut.count), count)
-            shown = ctx.get(dut.units)
+            flags, words, lane = ctx.get(dut.flags), ctx.get(dut.words), ctx.get(dut.lane)
             for k in range(count):
                 want = _view(units[k])
-                for name in ("word", "wide", "pair"):
-                    assert getattr(shown[k], name) == want[name], (clock, k, name)
+                assert words[(lane + k) % SLOT_WINDOW] == want["word"], (clock, k, "word")
+                for name in ("wide", "pair"):
+                    assert getattr(flags[k], name) == want[name], (clock, k, name)
                 for p in range(2):
                     for name in ("vc", "beats", "run"):
-                        assert getattr(shown[k].rsp[p], name) == want["rsp"][p][name], \
+                        assert getattr(flags[k].rsp[p], name) == want["rsp"][p][name], \
                             (clock, k, p, name)
             take = rng.randint(0, count) if rng.random() < p_take else 0
             cut = len(units) > take and len(units[take]) == 2 and rng.random() < 0.3

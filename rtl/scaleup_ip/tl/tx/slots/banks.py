@@ -31,6 +31,11 @@ class BankQueue(wiring.Component):
     amend : data.Layout or None
         A second part of each entry, kept in memories of its own: written with the entry
         (``i_amend``) and rewritten in the newest entry through ``amend``.
+    registered : bool
+        ``entries`` and ``amends`` come from registers: the banks are read for the next clock
+        (at the head after this clock's pop) and the entry written this clock is taken from
+        the write, so the window shows the same entries, with none of the read in front of
+        what uses it.
 
     Members
     -------
@@ -43,13 +48,16 @@ class BankQueue(wiring.Component):
         with ``i`` in the same clock, and only while an entry is held.
     entries, amends : Out(ArrayLayout(layout, banks)), Out(ArrayLayout(amend, banks))
         The oldest entries and their second parts, ``entries[0]`` oldest; ``count`` valid.
-        Combinational from registers through the memories' read ports.
+        Combinational from registers through the memories' read ports (or registered).
     count : Out(range(banks + 1))
         Valid entries in the window (registered).
     level : Out(range(depth + 1))
         Entries held (registered).
     more : Out(1)
         More than ``banks`` entries are held (registered).
+    reads, amend_reads, lane : Out
+        Without ``registered``: the window unturned, bank by bank (entry ``j`` of the window is
+        in bank ``(lane + j) mod banks``), for a user that turns it in logic it has anyway.
     pop : In(range(banks + 1))
         Entries removed from the front this clock; at most ``count``.
 
@@ -57,11 +65,12 @@ class BankQueue(wiring.Component):
     in and up to ``banks`` out per clock.
     """
 
-    def __init__(self, layout, depth, banks=4, amend=None):
+    def __init__(self, layout, depth, banks=4, amend=None, registered=False):
         if banks < 1 or banks & (banks - 1) or depth < banks:
             raise ValueError(f"BankQueue: banks {banks} must be a power of two and depth "
                              f"{depth} at least as many")
         self._layout, self._depth, self._banks, self._amend = layout, depth, banks, amend
+        self._registered = registered
         members = {
             "i": In(stream.Signature(layout)),
             "entries": Out(data.ArrayLayout(layout, banks)),
@@ -69,12 +78,15 @@ class BankQueue(wiring.Component):
             "level": Out(range(depth + 1)),
             "more": Out(1),
             "pop": In(range(banks + 1)),
+            "reads": Out(data.ArrayLayout(layout, banks)),
+            "lane": Out(range(banks)),
         }
         if amend is not None:
             members.update({
                 "i_amend": In(amend),
                 "amend": In(stream.Signature(amend)),
                 "amends": Out(data.ArrayLayout(amend, banks)),
+                "amend_reads": Out(data.ArrayLayout(amend, banks)),
             })
         super().__init__(members)
 
@@ -93,18 +105,25 @@ class BankQueue(wiring.Component):
                      self.count.eq(Array(min(n, banks) for n in range(self._depth + 1))
                                    [level_next]),
                      self.more.eq(level_next > banks)]
-        lanes = head % banks
+        # With ``registered``, the window is read for the next clock (from the head after this
+        # clock's pop) and registered, the entry written this clock taken from the write.
+        after = Signal.like(head)
+        m.d.comb += after.eq(head + self.pop)
+        view = after if self._registered else head
+        lanes = view % banks
         # Bank b holds the window's entry (b - lanes) mod banks: in the row after the head's
         # when it lies before the head's bank.
-        rd_rows = [head // banks + (b < lanes) for b in range(banks)]
-        parts = [(self._layout, self.entries, self.i.payload, push, tail)]
+        rd_rows = [view // banks + (b < lanes) for b in range(banks)]
+        m.d.comb += self.lane.eq(lanes)
+        parts = [(self._layout, self.entries, self.reads, self.i.payload, push, tail)]
         if self._amend is not None:
             newest = Signal.like(tail)
             m.d.comb += [newest.eq(tail - 1), self.amend.ready.eq(1)]
             amend_row = Mux(push, tail, newest)
             data_in = Mux(push, self.i_amend, self.amend.payload)
-            parts.append((self._amend, self.amends, data_in, push | self.amend.valid, amend_row))
-        for k, (layout, window, w_data, w_en, w_at) in enumerate(parts):
+            parts.append((self._amend, self.amends, self.amend_reads, data_in,
+                          push | self.amend.valid, amend_row))
+        for k, (layout, window, unturned, w_data, w_en, w_at) in enumerate(parts):
             reads = []
             for b in range(banks):
                 mem = m.submodules[f"bank{b}_{k}"] = Memory(shape=layout, depth=rows, init=[])
@@ -113,6 +132,14 @@ class BankQueue(wiring.Component):
                 m.d.comb += [wr.addr.eq(w_at // banks), wr.data.eq(w_data),
                              wr.en.eq(w_en & (w_at % banks == b)), rd.addr.eq(rd_rows[b])]
                 reads.append(rd.data)
+                m.d.comb += unturned[b].eq(rd.data)
+            if not self._registered:
+                for j in range(banks):
+                    m.d.comb += window[j].eq(Array(reads)[(lanes + j) % banks])
+                continue
+            place = Signal.like(head, name=f"written_{k}")     # the write's place in the window
+            m.d.comb += place.eq(w_at - after)
             for j in range(banks):
-                m.d.comb += window[j].eq(Array(reads)[(lanes + j) % banks])
+                m.d.sync += window[j].eq(Mux(w_en & (place == j), w_data,
+                                             Array(reads)[(lanes + j) % banks]))
         return m

@@ -14,7 +14,8 @@ from ...layout import (
     CreditClass,
     MsgType,
     credit_array,
-    unit_view,
+    slot_req_flags,
+    unit_flags,
 )
 from ...logic import thermometer
 from ..compose import (
@@ -44,7 +45,10 @@ _choice = data.StructLayout({
     "b": range(RSP_LIMIT + 1),
     "req_pool": 1,
     "rsp_pool": 1,
+    "req_beats": 5,
     "rsp_beats": 6,
+    "halves": 7,                         # data half-flits the control calls for
+    "first_req": 1,                      # its first data half-flit is a request's
 })
 
 
@@ -57,11 +61,15 @@ class SlotCompose(wiring.Component):
 
     Members
     -------
-    req, req_count, req_more : In
-        The request window (:class:`~scaleup_ip.tl.tx.slots.banks.BankQueue`): the oldest
-        requests, how many are valid, and whether more wait behind them.
-    units, unit_count : In
-        The unit window (:class:`~scaleup_ip.tl.tx.slots.units.UnitQueue`).
+    req_flags, req_count, req_more : In
+        The request window (:class:`~scaleup_ip.tl.tx.slots.banks.BankQueue`, registered):
+        what the composer needs of the oldest requests, how many are valid, and whether more
+        wait behind them.
+    req_banks, req_lane : In
+        Their entries as read from the banks, unturned, for the placer
+        (:class:`~scaleup_ip.tl.tx.slots.place.SlotPlacer`).
+    unit_flags, unit_count, unit_words, unit_lane : In
+        The unit window (:class:`~scaleup_ip.tl.tx.slots.units.UnitQueue`), likewise.
     req_pop : Out
         Requests taken.
     unit_take, unit_cut : Out
@@ -72,10 +80,14 @@ class SlotCompose(wiring.Component):
 
     def __init__(self):
         super().__init__({
-            "req": In(data.ArrayLayout(tx_req_entry, SLOT_WINDOW)),
+            "req_flags": In(data.ArrayLayout(slot_req_flags, SLOT_WINDOW)),
+            "req_banks": In(data.ArrayLayout(tx_req_entry, SLOT_WINDOW)),
+            "req_lane": In(range(SLOT_WINDOW)),
             "req_count": In(range(SLOT_WINDOW + 1)),
             "req_more": In(1),
-            "units": In(data.ArrayLayout(unit_view, SLOT_WINDOW)),
+            "unit_flags": In(data.ArrayLayout(unit_flags, SLOT_WINDOW)),
+            "unit_words": In(data.ArrayLayout(64, SLOT_WINDOW)),
+            "unit_lane": In(range(SLOT_WINDOW)),
             "unit_count": In(range(SLOT_WINDOW + 1)),
             "req_pop": Out(range(SLOT_WINDOW + 1)),
             "unit_take": Out(range(SLOT_WINDOW + 1)),
@@ -116,26 +128,29 @@ class SlotCompose(wiring.Component):
         # A response may join the newest unit while its decision is registered (``freeze``
         # is only for the clock that takes it): if that unit was taken whole as a response
         # alone, the control takes its first response only, as decided.
-        last = self.units[(pick.u - 1)[:2]]
+        last = self.unit_flags[(pick.u - 1)[:2]]
         cut = Signal()
         m.d.comb += cut.eq(pick.cut | ((pick.u != 0) & last.pair & ~pick.pair))
         m.submodules.place = place = SlotPlacer()
         m.d.comb += [
-            place.req.eq(self.req), place.units.eq(self.units), place.pending.eq(self.pending),
+            place.req.eq(self.req_flags), place.req_banks.eq(self.req_banks),
+            place.req_lane.eq(self.req_lane), place.units.eq(self.unit_flags),
+            place.unit_words.eq(self.unit_words), place.unit_lane.eq(self.unit_lane),
+            place.pending.eq(self.pending),
             place.a.eq(pick.a), place.u.eq(pick.u), place.cut.eq(cut), place.b.eq(pick.b),
             place.req_pool.eq(pick.req_pool), place.rsp_pool.eq(pick.rsp_pool),
-            place.rsp_beats.eq(pick.rsp_beats),
+            place.req_beats.eq(pick.req_beats), place.rsp_beats.eq(pick.rsp_beats),
         ]
         owed = Signal(7)
         flits = Signal(7)
-        m.d.comb += flits_to_next(swap, place.halves, owed, flits)
+        m.d.comb += flits_to_next(swap, pick.halves, owed, flits)
         rec = Signal(record_layout)
         m.d.comb += [
-            rec.msg.eq(msg), rec.halves.eq(Mux(msg, 0, place.halves)),
+            rec.msg.eq(msg), rec.halves.eq(Mux(msg, 0, pick.halves)),
             rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
         ]
-        queue = record_queue(m, self, chosen, rec, place.first_req)
-        room = schedule_queue(m, self, chosen & ~msg & (place.halves != 0), place.schedule)
+        queue = record_queue(m, self, chosen, rec, pick.first_req)
+        room = schedule_queue(m, self, chosen & ~msg & (pick.halves != 0), place.schedule)
         m.d.comb += self.freeze.eq(chosen)
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
@@ -165,13 +180,13 @@ class SlotCompose(wiring.Component):
         :data:`_choice`."""
         m.submodules.decide = dec = SlotDecide()
         w = dec.w
-        for i, e in enumerate(self.req):
+        for i, e in enumerate(self.req_flags):
             m.d.comb += [w.req[i].two.eq(e.wide), w.req[i].data.eq(e.beats != 0)]
         req_ok, req_vc = prefix_credits(m, "slot_req", capped, CreditClass.REQ_CMD,
-                                        CreditClass.REQ_DATA, self.req[0].vc,
-                                        request_prefixes(m, self.req))
+                                        CreditClass.REQ_DATA, self.req_flags[0].vc,
+                                        request_prefixes(m, self.req_flags))
         unit_valid = thermometer(self.unit_count, SLOT_WINDOW)
-        for j, u in enumerate(self.units):
+        for j, u in enumerate(self.unit_flags):
             m.d.comb += [w.unit[j].pair.eq(u.pair), w.unit[j].data[0].eq(u.rsp[0].beats != 0),
                          w.unit[j].data[1].eq(u.rsp[1].beats != 0)]
         rsp_ok, by_units = self._unit_credits(m, capped, unit_valid, base)
@@ -183,14 +198,26 @@ class SlotCompose(wiring.Component):
             w.rsp_most.eq(Cat(*(init & rsp_allowed[j] & rsp_ok[j] for j in range(RSP_LIMIT)))),
             w.lead.eq(lead), w.reserve.eq(fc_pending), w.swapped.eq(swap),
         ]
+        # What the control calls for, for each request count and the chosen units: the
+        # sums are formed beside the decision and only selected after it.
+        req_beats, req_halves, first_req = [Const(0, 5)], [Const(0, 7)], [Const(0)]
+        for e in self.req_flags:
+            req_beats.append(req_beats[-1] + e.beats)
+            req_halves.append(req_halves[-1] + 2 * e.beats + e.be)
+            first_req.append(first_req[-1] | (e.beats != 0))
+        rsp_beats = Signal(6, name="slot_rsp_beats")
         out = Signal(_choice, name="slot_decision")
         last = Cat(dec.cut, dec.u - 1)   # the last unit touched, and whether it is cut
+        m.d.comb += rsp_beats.eq(Array(t for _, t in by_units)[last])
         m.d.comb += [
             out.a.eq(dec.a), out.u.eq(dec.u), out.cut.eq(dec.cut), out.b.eq(dec.b),
-            out.pair.eq(self.units[(dec.u - 1)[:2]].pair),
+            out.pair.eq(self.unit_flags[(dec.u - 1)[:2]].pair),
             out.req_pool.eq(prefix_pool(thermometer(dec.a, REQS_PER_CONTROL), req_vc)),
             out.rsp_pool.eq(~Array(v for v, _ in by_units)[last]),
-            out.rsp_beats.eq(Array(t for _, t in by_units)[last]),
+            out.rsp_beats.eq(rsp_beats),
+            out.req_beats.eq(Array(req_beats)[dec.a]),
+            out.halves.eq(Array(req_halves)[dec.a] + Cat(Const(0, 1), rsp_beats)),
+            out.first_req.eq(Array(first_req)[dec.a]),
         ]
         return out
 
@@ -201,7 +228,7 @@ class SlotCompose(wiring.Component):
         Each prefix's beats are its last response's ``run`` less ``base`` (that of the last
         response taken), and its count a function of the units' ``pair`` bits: no carry chain
         runs through the window."""
-        units = self.units
+        units = self.unit_flags
         vc0 = units[0].rsp[0].vc
         pairs = [u.pair for u in units]
         prefixes, counts = [], []

@@ -4,7 +4,7 @@
 import operator
 from functools import reduce
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Array, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -17,6 +17,8 @@ from ...layout import (
     CreditSlot,
     control_half,
     credit_array,
+    slot_req_flags,
+    unit_flags,
     unit_view,
 )
 from ..place import (
@@ -45,10 +47,17 @@ class SlotPlacer(wiring.Component):
 
     Members
     -------
-    req : In(ArrayLayout(tx_req_entry, SLOT_WINDOW))
-        The request window, oldest first.
-    units : In(ArrayLayout(unit_view, SLOT_WINDOW))
+    req : In(ArrayLayout(slot_req_flags, SLOT_WINDOW))
+        What the placer needs of the request window, oldest first.
+    req_banks, req_lane : In
+        The request window's entries as read from its banks, unturned: request ``j`` is in
+        bank ``(req_lane + j) mod 4`` (:class:`~scaleup_ip.tl.tx.slots.banks.BankQueue`
+        ``reads``); only their fields are used. Turning them is folded into each sector's
+        AND-OR.
+    units : In(ArrayLayout(unit_flags, SLOT_WINDOW))
         The unit window, oldest first.
+    unit_words, unit_lane : In
+        The units' slot words by bank, likewise.
     pending : In(credit_array(CREDIT_BITS))
         Credits to return to the peer.
     a, u, cut, b : In
@@ -56,23 +65,23 @@ class SlotPlacer(wiring.Component):
         responses in all.
     req_pool, rsp_pool : In(1)
         The requests (responses) spend pool credits.
-    rsp_beats : In(6)
-        Read beats of the responses taken.
+    req_beats, rsp_beats : In(5), In(6)
+        Write data beats of the requests taken and read beats of the responses.
     half : Out(control_half)
     spent : Out(credit_array(CREDIT_BITS)), sent : Out(credit_array(5))
         Credits the fields spend and the Flow Control fields return.
     schedule : Out(schedule_layout)
         The data the half calls for.
-    halves : Out(7)
-        Data half-flits it calls for.
-    first_req : Out(1)
-        Its first data half-flit is a request's.
     """
 
     def __init__(self):
         super().__init__({
-            "req": In(data.ArrayLayout(tx_req_entry, SLOT_WINDOW)),
-            "units": In(data.ArrayLayout(unit_view, SLOT_WINDOW)),
+            "req": In(data.ArrayLayout(slot_req_flags, SLOT_WINDOW)),
+            "req_banks": In(data.ArrayLayout(tx_req_entry, SLOT_WINDOW)),
+            "req_lane": In(range(SLOT_WINDOW)),
+            "units": In(data.ArrayLayout(unit_flags, SLOT_WINDOW)),
+            "unit_words": In(data.ArrayLayout(64, SLOT_WINDOW)),
+            "unit_lane": In(range(SLOT_WINDOW)),
             "pending": In(credit_array(CREDIT_BITS)),
             "a": In(range(SLOT_WINDOW + 1)),
             "u": In(range(SLOT_WINDOW + 1)),
@@ -80,13 +89,12 @@ class SlotPlacer(wiring.Component):
             "b": In(range(RSP_LIMIT + 1)),
             "req_pool": In(1),
             "rsp_pool": In(1),
+            "req_beats": In(5),
             "rsp_beats": In(_RSP_BEATS),
             "half": Out(control_half),
             "spent": Out(credit_array(CREDIT_BITS)),
             "sent": Out(credit_array(5)),
             "schedule": Out(schedule_layout),
-            "halves": Out(7),
-            "first_req": Out(1),
         })
 
     def elaborate(self, platform):
@@ -96,7 +104,8 @@ class SlotPlacer(wiring.Component):
         gap = Signal()
         m.d.comb += [end.eq(Array(ends)[self.a]), gap.eq(end != Array(used)[self.a])]
         terms = [[] for _ in range(SECTORS_PER_HALF)]
-        place_requests(m, terms, self.req, self.a, self.req_pool, starts)
+        place_requests(m, terms, self.req_banks, self.a, self.req_pool, starts,
+                       [self._place(m, "req", self.req_lane, b) for b in range(SLOT_WINDOW)])
         self._place_units(m, terms, end)
         place_flow_control(m, terms, flow_control_fields(m, self.pending),
                            end + _SLOT * self.u, self.sent, gap)
@@ -105,29 +114,37 @@ class SlotPlacer(wiring.Component):
         self._spend(m)
         return m
 
+    @staticmethod
+    def _place(m, name, lane, bank):
+        """The place in its window of the entry in ``bank`` when the oldest is in ``lane``."""
+        place = Signal(range(SLOT_WINDOW), name=f"{name}_bank{bank}_place")
+        m.d.comb += place.eq(bank - lane)
+        return place
+
     def _place_units(self, m, terms, end):
         """Unit ``k`` of the first ``u`` in the slot ``k`` after the requests (which end at
-        sector ``end``, even); the last without its second response when ``cut``."""
-        for k, unit in enumerate(self.units):
+        sector ``end``, even); the last without its second response when ``cut``. Each bank's
+        word goes to the slot of the unit it holds."""
+        for b in range(SLOT_WINDOW):
+            k = self._place(m, "unit", self.unit_lane, b)
+            unit = Signal(unit_view, name=f"unit_bank{b}")
+            flags = self.units[k]
+            m.d.comb += [unit.word.eq(self.unit_words[b]), unit.wide.eq(flags.wide),
+                         unit.pair.eq(flags.pair)]
             word = unit_word(m, unit, self.rsp_pool, ~(self.cut & (self.u == k + 1)),
-                             f"unit_word{k}")
-            for e in range(0, SECTORS_PER_HALF - _SLOT * k, _SLOT):
-                here = Signal(name=f"unit{k}_at{e + _SLOT * k}")
-                m.d.comb += here.eq((self.u > k) & (end == e))
-                terms[e + _SLOT * k].append((here, word[:32]))
-                terms[e + _SLOT * k + 1].append((here, word[32:]))
+                             f"unit_word{b}")
+            at = Signal(range(4 * SECTORS_PER_HALF), name=f"unit_bank{b}_at")
+            m.d.comb += at.eq(end + _SLOT * k)
+            for s in range(0, SECTORS_PER_HALF, _SLOT):
+                here = Signal(name=f"unit_bank{b}_at{s}")
+                m.d.comb += here.eq((self.u > k) & (at == s))
+                terms[s].append((here, word[:32]))
+                terms[s + 1].append((here, word[32:]))
 
     def _spend(self, m):
         """Credits the fields spend, and the data they call for."""
-        req_beats = [Const(0, 5)]
-        req_halves = [Const(0, 7)]
-        first_req = [Const(0)]
-        for e in self.req:
-            req_beats.append(req_beats[-1] + e.beats)
-            req_halves.append(req_halves[-1] + 2 * e.beats + e.be)
-            first_req.append(first_req[-1] | (e.beats != 0))
         for (cmd, dat), n, beats, pool, vc0 in (
-                ((CreditClass.REQ_CMD, CreditClass.REQ_DATA), self.a, Array(req_beats)[self.a],
+                ((CreditClass.REQ_CMD, CreditClass.REQ_DATA), self.a, self.req_beats,
                  self.req_pool, self.req[0].vc),
                 ((CreditClass.RSP_CMD, CreditClass.RSP_DATA), self.b, self.rsp_beats,
                  self.rsp_pool, self.units[0].rsp[0].vc)):
@@ -140,8 +157,4 @@ class SlotPlacer(wiring.Component):
                 m.d.comb += [self.schedule.req[i].beats.eq(e.beats),
                              self.schedule.req[i].be.eq(e.be),
                              self.schedule.req[i].be_pos.eq(e.be_pos)]
-        m.d.comb += [
-            self.schedule.rsp_beats.eq(self.rsp_beats),
-            self.halves.eq(Array(req_halves)[self.a] + Cat(Const(0, 1), self.rsp_beats)),
-            self.first_req.eq(Array(first_req)[self.a]),
-        ]
+        m.d.comb += self.schedule.rsp_beats.eq(self.rsp_beats)

@@ -5,16 +5,18 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ...layout import SLOT_WINDOW, unit_response, unit_view
+from ...layout import SLOT_WINDOW, unit_flags, unit_response
 from ..place import tx_rsp_entry
 from .banks import BankQueue
 
 __all__ = ["UnitQueue"]
 
-#: A unit's first response, kept when the unit is queued.
-_first = data.StructLayout({"field": 64, "wide": 1, "rsp": unit_response})
+#: A unit's first response, kept when the unit is queued: its field and what the decision needs.
+_first = data.StructLayout({"field": 64})
+_first_flags = data.StructLayout({"wide": 1, "rsp": unit_response})
 #: A unit's second response, written when a compressed response joins the unit.
-_second = data.StructLayout({"pair": 1, "field": 32, "rsp": unit_response})
+_second = data.StructLayout({"field": 32})
+_second_flags = data.StructLayout({"pair": 1, "rsp": unit_response})
 
 
 class UnitQueue(wiring.Component):
@@ -22,8 +24,9 @@ class UnitQueue(wiring.Component):
     response is a unit; a compressed response joins the newest unit when that is a compressed
     response alone (``open``) that is not leaving, else starts a unit.
 
-    A :class:`~scaleup_ip.tl.tx.slots.banks.BankQueue` of units: the first response with the
-    unit, the second in memories of its own written when it joins.
+    Two :class:`~scaleup_ip.tl.tx.slots.banks.BankQueue` of units in step, one of the fields
+    and one of what the decision needs (registered): each with the first response of a unit,
+    the second in memories of its own written when it joins.
 
     Parameters
     ----------
@@ -35,9 +38,12 @@ class UnitQueue(wiring.Component):
     i : In(stream.Signature(tx_rsp_entry))
         Responses in (``run`` and ``same_vc`` are not used). ``ready`` is low only
         while ``depth`` units are held.
-    units : Out(ArrayLayout(unit_view, SLOT_WINDOW))
-        The oldest units, oldest first; ``count`` valid. The oldest shows only its second
-        response once the first was taken (``cut``).
+    flags : Out(ArrayLayout(unit_flags, SLOT_WINDOW))
+        The oldest units, oldest first, from registers; ``count`` valid. The oldest shows only
+        its second response once the first was taken (``cut``).
+    words, lane : Out
+        The same units' slot words (:data:`~scaleup_ip.tl.layout.unit_view`), bank by bank as
+        read (combinational): unit ``j`` is in bank ``(lane + j) mod 4``.
     count : Out(range(SLOT_WINDOW + 1))
     take : In(range(SLOT_WINDOW + 1))
         Units removed this clock.
@@ -55,7 +61,9 @@ class UnitQueue(wiring.Component):
         self._depth = depth
         super().__init__({
             "i": In(stream.Signature(tx_rsp_entry)),
-            "units": Out(data.ArrayLayout(unit_view, SLOT_WINDOW)),
+            "flags": Out(data.ArrayLayout(unit_flags, SLOT_WINDOW)),
+            "words": Out(data.ArrayLayout(64, SLOT_WINDOW)),
+            "lane": Out(range(SLOT_WINDOW)),
             "count": Out(range(SLOT_WINDOW + 1)),
             "take": In(range(SLOT_WINDOW + 1)),
             "cut": In(1),
@@ -65,6 +73,8 @@ class UnitQueue(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.q = q = BankQueue(_first, self._depth, SLOT_WINDOW, amend=_second)
+        m.submodules.qf = qf = BankQueue(_first_flags, self._depth, SLOT_WINDOW,
+                                         amend=_second_flags, registered=True)
         entry = self.i.payload
         is_open = Signal()               # the newest unit is a compressed response alone
         join = Signal()
@@ -75,18 +85,18 @@ class UnitQueue(wiring.Component):
             m.d.sync += run.eq(run_next)
         m.d.comb += [
             join.eq(~entry.wide & is_open & ~(self.freeze & (q.level <= SLOT_WINDOW))),
-            q.i.valid.eq(self.i.valid & ~join),
             self.i.ready.eq(q.i.ready | join),
-            q.i.payload.field.eq(entry.field), q.i.payload.wide.eq(entry.wide),
-            q.i_amend.eq(0),
-            q.amend.valid.eq(self.i.valid & join),
-            q.amend.payload.pair.eq(1), q.amend.payload.field.eq(entry.field[:32]),
-            q.pop.eq(self.take), self.count.eq(q.count),
+            q.i.payload.field.eq(entry.field), qf.i.payload.wide.eq(entry.wide),
+            q.amend.payload.field.eq(entry.field[:32]), qf.amend.payload.pair.eq(1),
+            self.count.eq(q.count),
         ]
-        for rsp in (q.i.payload.rsp, q.amend.payload.rsp):
+        for part in (q, qf):
+            m.d.comb += [part.i.valid.eq(self.i.valid & ~join), part.i_amend.eq(0),
+                         part.amend.valid.eq(self.i.valid & join), part.pop.eq(self.take)]
+        for rsp in (qf.i.payload.rsp, qf.amend.payload.rsp):
             m.d.comb += [rsp.vc.eq(entry.vc), rsp.beats.eq(entry.beats), rsp.run.eq(run_next)]
         # A unit alone keeps its run in the second part too (the run of the whole unit).
-        m.d.comb += q.i_amend.rsp.run.eq(run_next)
+        m.d.comb += qf.i_amend.rsp.run.eq(run_next)
         with m.If(q.i.valid & q.i.ready):
             m.d.sync += is_open.eq(~entry.wide)
         with m.Elif(q.amend.valid | (self.take == q.level)):
@@ -97,19 +107,25 @@ class UnitQueue(wiring.Component):
         with m.Elif(self.cut):
             m.d.sync += head_cut.eq(1)
         for j in range(SLOT_WINDOW):
-            first, second, view = q.entries[j], q.amends[j], self.units[j]
-            m.d.comb += [
-                view.wide.eq(first.wide), view.pair.eq(second.pair),
-                view.word.eq(Mux(first.wide, first.field,
-                                 Cat(first.field[:32], Mux(second.pair, second.field, 0)))),
-                view.rsp[0].eq(first.rsp), view.rsp[1].run.eq(second.rsp.run),
-                view.rsp[1].vc.eq(Mux(second.pair, second.rsp.vc, 0)),
-                view.rsp[1].beats.eq(Mux(second.pair, second.rsp.beats, 0)),
-            ]
-            if j == 0:
-                with m.If(head_cut):
-                    m.d.comb += [view.wide.eq(0), view.pair.eq(0),
-                                 view.word.eq(Cat(second.field, Const(0, 32))),
-                                 view.rsp[0].eq(second.rsp), view.rsp[1].vc.eq(0),
-                                 view.rsp[1].beats.eq(0)]
+            self._view(m, self.flags[j], qf.entries[j], qf.amends[j],
+                       head_cut if j == 0 else Const(0))
+        m.d.comb += self.lane.eq(q.lane)
+        for b in range(SLOT_WINDOW):
+            first, second = q.reads[b], q.amend_reads[b]
+            flags = qf.amends[(b - q.lane)[:2]]
+            word = Mux(qf.entries[(b - q.lane)[:2]].wide, first.field,
+                       Cat(first.field[:32], Mux(flags.pair, second.field, 0)))
+            m.d.comb += self.words[b].eq(Mux(head_cut & (q.lane == b),
+                                             Cat(second.field, Const(0, 32)), word))
         return m
+
+    @staticmethod
+    def _view(m, view, first, second, cut):
+        """``view``'s flags from a unit's two parts; ``cut``: its first response is gone."""
+        m.d.comb += [
+            view.wide.eq(first.wide & ~cut), view.pair.eq(second.pair & ~cut),
+            view.rsp[0].eq(Mux(cut, second.rsp, first.rsp)),
+            view.rsp[1].run.eq(second.rsp.run),
+            view.rsp[1].vc.eq(Mux(second.pair & ~cut, second.rsp.vc, 0)),
+            view.rsp[1].beats.eq(Mux(second.pair & ~cut, second.rsp.beats, 0)),
+        ]
