@@ -31,7 +31,7 @@ from .place import (
     window_members,
 )
 
-__all__ = ["RECORDS_AHEAD", "SCHEDULES_AHEAD", "TxCompose", "account_credits",
+__all__ = ["RECORDS_AHEAD", "RateState", "SCHEDULES_AHEAD", "TxCompose", "account_credits",
            "composer_members", "count_lead", "flits_to_next", "outstanding_after",
            "record_layout", "record_queue", "schedule_queue"]
 
@@ -115,19 +115,9 @@ class TxCompose(wiring.Component):
         m = Module()
         init = Signal()                  # the message is composed: traffic may follow
         swap = Signal()                  # the next control shares its flit with an owed half
-        req_out = Signal(range(REQ_LIMIT + 1))
-        rsp_out = Signal(range(RSP_LIMIT + 1))
-        req_out_next = Signal.like(req_out)
-        rsp_out_next = Signal.like(rsp_out)
-        # The rate-limit allowances as the decision takes them, registered beside the counts.
-        req_allowed = Signal(REQS_PER_CONTROL, init=(1 << REQS_PER_CONTROL) - 1)
-        rsp_allowed = Signal(RSP_LIMIT, init=(1 << RSP_LIMIT) - 1)
-        m.d.comb += [req_out_next.eq(req_out), rsp_out_next.eq(rsp_out)]
-        m.d.sync += [
-            req_out.eq(req_out_next), rsp_out.eq(rsp_out_next),
-            req_allowed.eq(thermometer(REQ_LIMIT - req_out_next, REQS_PER_CONTROL)),
-            rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out_next, RSP_LIMIT)),
-        ]
+        rates = RateState(m)
+        req_out, rsp_out = rates.req_out, rates.rsp_out
+        req_allowed, rsp_allowed = rates.req_allowed, rates.rsp_allowed
         # A credit return is pending: a register beside the counters, so that their OR is not
         # in front of the decision.
         fc_pending = Signal()
@@ -164,12 +154,11 @@ class TxCompose(wiring.Component):
             m.d.comb += [self.req_pop.eq(place.n_req), self.rsp_pop.eq(place.n_rsp)]
             with m.If(msg):              # its own flit only; nothing owed after it
                 m.d.sync += [init.eq(1), swap.eq(0)]
-                m.d.comb += [req_out_next.eq(Mux(req_out != 0, req_out - 1, 0)),
-                             rsp_out_next.eq(Mux(rsp_out != 0, rsp_out - 1, 0))]
+                rates.after_message(m)
             with m.Else():
                 m.d.sync += swap.eq(chosen_cand.swap)
-                m.d.comb += [req_out_next.eq(chosen_cand.req_out),
-                             rsp_out_next.eq(chosen_cand.rsp_out)]
+                m.d.comb += [rates.req_out_next.eq(chosen_cand.req_out),
+                             rates.rsp_out_next.eq(chosen_cand.rsp_out)]
                 count_lead(m, lead, place.n_req, place.n_rsp)
         with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room & ~(init & hidden)):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
@@ -259,6 +248,32 @@ class TxCompose(wiring.Component):
                 row.append(reg)
             table.append(Array(row))
         return Array(table)
+
+
+class RateState:
+    """The source rate limits' state of a composer [§5.7]: the items outstanding at the peer's
+    catch buffers (``req_out``, ``rsp_out``, registers driven through ``req_out_next`` and
+    ``rsp_out_next``, which hold them unless assigned) and the allowances as a decision takes
+    them (``req_allowed``, ``rsp_allowed``: thermometer codes, registered beside the counts)."""
+
+    def __init__(self, m):
+        self.req_out = Signal(range(REQ_LIMIT + 1))
+        self.rsp_out = Signal(range(RSP_LIMIT + 1))
+        self.req_out_next = Signal.like(self.req_out)
+        self.rsp_out_next = Signal.like(self.rsp_out)
+        self.req_allowed = Signal(REQS_PER_CONTROL, init=(1 << REQS_PER_CONTROL) - 1)
+        self.rsp_allowed = Signal(RSP_LIMIT, init=(1 << RSP_LIMIT) - 1)
+        m.d.comb += [self.req_out_next.eq(self.req_out), self.rsp_out_next.eq(self.rsp_out)]
+        m.d.sync += [
+            self.req_out.eq(self.req_out_next), self.rsp_out.eq(self.rsp_out_next),
+            self.req_allowed.eq(thermometer(REQ_LIMIT - self.req_out_next, REQS_PER_CONTROL)),
+            self.rsp_allowed.eq(thermometer(RSP_LIMIT - self.rsp_out_next, RSP_LIMIT)),
+        ]
+
+    def after_message(self, m):
+        """The Initial Credit Release Complete message's own flit retires one of each."""
+        m.d.comb += [self.req_out_next.eq(Mux(self.req_out != 0, self.req_out - 1, 0)),
+                     self.rsp_out_next.eq(Mux(self.rsp_out != 0, self.rsp_out - 1, 0))]
 
 
 def flits_to_next(swap, halves, owed, flits):

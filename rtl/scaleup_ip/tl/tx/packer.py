@@ -80,7 +80,8 @@ class TlTx(ConfiguredComponent):
 
     Control half-flits are composed ahead of the flits that carry them
     (:class:`~scaleup_ip.tl.tx.compose.TxCompose`, two clocks each, up to three ahead; with
-    ``tx_packer="slots"`` it decides by the slot packer's rules; with ``tx_packer="compact"``,
+    ``tx_packer="slots"``, :class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose` with the same
+    timing, on banked request and unit queues; with ``tx_packer="compact"``,
     :class:`~scaleup_ip.tl.tx.fill.TxFill` fills them from the queue heads instead, a request
     and a response a clock and two clocks to close, and its records
     always go through the record queue, so latency is 2 or 3 clocks more). The data

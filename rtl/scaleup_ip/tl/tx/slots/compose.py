@@ -7,7 +7,6 @@ from amaranth.lib.wiring import In, Out
 
 from ...layout import (
     FAIR_LEAD_LIMIT,
-    REQ_LIMIT,
     REQS_PER_CONTROL,
     RSP_LIMIT,
     SLOT_WINDOW,
@@ -20,6 +19,7 @@ from ...layout import (
 from ...logic import thermometer
 from ..compose import (
     RECORDS_AHEAD,
+    RateState,
     account_credits,
     composer_members,
     count_lead,
@@ -100,25 +100,12 @@ class SlotCompose(wiring.Component):
         m = Module()
         init = Signal()                  # the message is composed: traffic may follow
         swap = Signal()                  # the next control shares its flit with an owed half
-        req_out = Signal(range(REQ_LIMIT + 1))
-        rsp_out = Signal(range(RSP_LIMIT + 1))
-        req_out_next = Signal.like(req_out)
-        rsp_out_next = Signal.like(rsp_out)
-        # The rate-limit allowances as the decision takes them, registered beside the counts.
-        req_allowed = Signal(REQS_PER_CONTROL, init=(1 << REQS_PER_CONTROL) - 1)
-        rsp_allowed = Signal(RSP_LIMIT, init=(1 << RSP_LIMIT) - 1)
-        m.d.comb += [req_out_next.eq(req_out), rsp_out_next.eq(rsp_out)]
-        m.d.sync += [
-            req_out.eq(req_out_next), rsp_out.eq(rsp_out_next),
-            req_allowed.eq(thermometer(REQ_LIMIT - req_out_next, REQS_PER_CONTROL)),
-            rsp_allowed.eq(thermometer(RSP_LIMIT - rsp_out_next, RSP_LIMIT)),
-        ]
+        rates = RateState(m)
         fc_pending = Signal()            # a credit return is pending (registered)
         lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))     # rule 4's balance count
         capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
         base = Signal(6)                 # ``run`` of the last response taken
-        dec = self._decide(m, init, fc_pending, req_allowed, rsp_allowed, lead, capped, swap,
-                           base)
+        dec = self._decide(m, init, fc_pending, rates, lead, capped, swap, base)
 
         # Clock A: the decision, registered. Clock B: placed and applied; the record written.
         # The windows do not change between A and B but for entries added behind them.
@@ -160,12 +147,13 @@ class SlotCompose(wiring.Component):
                 m.d.sync += base.eq(Mux(cut, last.rsp[0].run, last.rsp[1].run))
             with m.If(msg):              # its own flit only; nothing owed after it
                 m.d.sync += [init.eq(1), swap.eq(0)]
-                m.d.comb += [req_out_next.eq(Mux(req_out != 0, req_out - 1, 0)),
-                             rsp_out_next.eq(Mux(rsp_out != 0, rsp_out - 1, 0))]
+                rates.after_message(m)
             with m.Else():
                 m.d.sync += swap.eq(owed[0])
-                m.d.comb += [req_out_next.eq(outstanding_after(req_out, pick.a, flits)),
-                             rsp_out_next.eq(outstanding_after(rsp_out, pick.b, flits))]
+                m.d.comb += [
+                    rates.req_out_next.eq(outstanding_after(rates.req_out, pick.a, flits)),
+                    rates.rsp_out_next.eq(outstanding_after(rates.rsp_out, pick.b, flits)),
+                ]
                 count_lead(m, lead, pick.a, pick.b)
         with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
@@ -174,7 +162,7 @@ class SlotCompose(wiring.Component):
         account_credits(m, self, chosen & ~msg, place.spent, place.sent, capped, fc_pending)
         return m
 
-    def _decide(self, m, init, fc_pending, req_allowed, rsp_allowed, lead, capped, swap, base):
+    def _decide(self, m, init, fc_pending, rates, lead, capped, swap, base):
         """:class:`~scaleup_ip.tl.tx.slots.decide.SlotDecide` on the windows and the
         composer's state, with rule 6 for every prefix beside it: the decision as
         :data:`_choice`."""
@@ -193,9 +181,9 @@ class SlotCompose(wiring.Component):
         m.d.comb += [
             w.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
             w.more.eq(self.req_more), w.unit_valid.eq(unit_valid),
-            w.req_most.eq(Cat(*(init & req_allowed[i] & req_ok[i]
+            w.req_most.eq(Cat(*(init & rates.req_allowed[i] & req_ok[i]
                                 for i in range(REQS_PER_CONTROL)))),
-            w.rsp_most.eq(Cat(*(init & rsp_allowed[j] & rsp_ok[j] for j in range(RSP_LIMIT)))),
+            w.rsp_most.eq(Cat(*(init & rates.rsp_allowed[j] & rsp_ok[j] for j in range(RSP_LIMIT)))),
             w.lead.eq(lead), w.reserve.eq(fc_pending), w.swapped.eq(swap),
         ]
         # What the control calls for, for each request count and the chosen units: the
