@@ -16,7 +16,7 @@ from ...layout import (
     slot_req_flags,
     unit_flags,
 )
-from ...logic import thermometer
+from ...logic import or_all, thermometer
 from ..compose import (
     RECORDS_AHEAD,
     RateState,
@@ -29,7 +29,7 @@ from ..compose import (
     record_queue,
     schedule_queue,
 )
-from ..decide import DECIDE_CREDIT_BITS, prefix_credits, prefix_pool, request_prefixes
+from ..decide import DECIDE_CREDIT_BITS, prefix_credits, request_prefixes
 from ..place import tx_req_entry
 from .decide import SlotDecide
 from .place import SlotPlacer
@@ -183,30 +183,47 @@ class SlotCompose(wiring.Component):
             w.more.eq(self.req_more), w.unit_valid.eq(unit_valid),
             w.req_most.eq(Cat(*(init & rates.req_allowed[i] & req_ok[i]
                                 for i in range(REQS_PER_CONTROL)))),
-            w.rsp_most.eq(Cat(*(init & rates.rsp_allowed[j] & rsp_ok[j] for j in range(RSP_LIMIT)))),
+            w.rsp_most.eq(Cat(*(init & rates.rsp_allowed[j] & rsp_ok[j]
+                                for j in range(RSP_LIMIT)))),
             w.lead.eq(lead), w.reserve.eq(fc_pending), w.swapped.eq(swap),
         ]
-        # What the control calls for, for each request count and the chosen units: the
-        # sums are formed beside the decision and only selected after it.
+        return self._choice(m, dec, req_vc, by_units)
+
+    def _choice(self, m, dec, req_vc, by_units):
+        """The decision as :data:`_choice`: what the control calls for is formed for every
+        lane (request count) beside the weighing of the lanes, from each lane's units, and the
+        chosen lane's is selected by an AND-OR (no sum after the decision)."""
         req_beats, req_halves, first_req = [Const(0, 5)], [Const(0, 7)], [Const(0)]
         for e in self.req_flags:
             req_beats.append(req_beats[-1] + e.beats)
             req_halves.append(req_halves[-1] + 2 * e.beats + e.be)
             first_req.append(first_req[-1] | (e.beats != 0))
-        rsp_beats = Signal(6, name="slot_rsp_beats")
+        lanes = []
+        for a in range(SLOT_WINDOW + 1):
+            u, cut = dec.lane_u[a], dec.lane_cut[a]
+            ends = [u[j] & ~(u[j + 1] if j + 1 < SLOT_WINDOW else 0) for j in range(SLOT_WINDOW)]
+            beats = Signal(6, name=f"lane{a}_rsp_beats")
+            by_vc = Signal(name=f"lane{a}_rsp_vc")
+            halves = Signal(7, name=f"lane{a}_halves")
+            pair = Signal(name=f"lane{a}_pair")
+            m.d.comb += [
+                beats.eq(or_all([Mux(e, Mux(cut, by_units[2 * j + 1][1], by_units[2 * j][1]), 0)
+                                 for j, e in enumerate(ends)])),
+                by_vc.eq(or_all([e & Mux(cut, by_units[2 * j + 1][0], by_units[2 * j][0])
+                                 for j, e in enumerate(ends)])),
+                halves.eq(req_halves[a] + Cat(Const(0, 1), beats)),
+                pair.eq(or_all([e & self.unit_flags[j].pair for j, e in enumerate(ends)])),
+            ]
+            lanes.append({"rsp_beats": beats, "rsp_pool": ~by_vc & (u != 0),
+                          "halves": halves, "pair": pair, "req_beats": req_beats[a],
+                          "first_req": first_req[a],
+                          "req_pool": ~req_vc[a - 1] if a else Const(0)})
         out = Signal(_choice, name="slot_decision")
-        last = Cat(dec.cut, dec.u - 1)   # the last unit touched, and whether it is cut
-        m.d.comb += rsp_beats.eq(Array(t for _, t in by_units)[last])
-        m.d.comb += [
-            out.a.eq(dec.a), out.u.eq(dec.u), out.cut.eq(dec.cut), out.b.eq(dec.b),
-            out.pair.eq(self.unit_flags[(dec.u - 1)[:2]].pair),
-            out.req_pool.eq(prefix_pool(thermometer(dec.a, REQS_PER_CONTROL), req_vc)),
-            out.rsp_pool.eq(~Array(v for v, _ in by_units)[last]),
-            out.rsp_beats.eq(rsp_beats),
-            out.req_beats.eq(Array(req_beats)[dec.a]),
-            out.halves.eq(Array(req_halves)[dec.a] + Cat(Const(0, 1), rsp_beats)),
-            out.first_req.eq(Array(first_req)[dec.a]),
-        ]
+        m.d.comb += [out.a.eq(dec.a), out.u.eq(dec.u), out.cut.eq(dec.cut), out.b.eq(dec.b)]
+        for name, shape in (("rsp_beats", 6), ("rsp_pool", 1), ("halves", 7), ("pair", 1),
+                            ("req_beats", 5), ("first_req", 1), ("req_pool", 1)):
+            m.d.comb += getattr(out, name).eq(or_all([
+                Mux(dec.chosen[a], lane[name], Const(0, shape)) for a, lane in enumerate(lanes)]))
         return out
 
     def _unit_credits(self, m, capped, unit_valid, base):

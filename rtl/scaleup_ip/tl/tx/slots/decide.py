@@ -2,7 +2,7 @@
 """The slot packer's decision: the requests and responses of the next control half."""
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...layout import FAIR_LEAD_LIMIT, LEAD_SLACK, RSP_LIMIT, SLOT_WINDOW, SLOTS_PER_HALF
@@ -66,6 +66,12 @@ class SlotDecide(wiring.Component):
     u : Out(range(5))
         Units touched.
     cut : Out(1)
+    chosen : Out(5)
+        The lane taken, one-hot (none: nothing taken); bit ``a`` for ``a`` requests.
+    lane_u, lane_cut : Out
+        Each lane's units touched (a thermometer) and whether its last is cut, formed before
+        the lanes are weighed: a user forms what each lane would call for beside the weighing
+        and selects it with ``chosen``.
     """
 
     w: In(slot_window_layout)
@@ -73,12 +79,17 @@ class SlotDecide(wiring.Component):
     b: Out(range(RSP_LIMIT + 1))
     u: Out(range(SLOT_WINDOW + 1))
     cut: Out(1)
+    chosen: Out(LANES)
+    lane_u: Out(data.ArrayLayout(SLOT_WINDOW, LANES))
+    lane_cut: Out(LANES)
 
     def elaborate(self, platform):
         m = Module()
         self._lead = {}
         held = self._held(m)
         lanes = [self._lane(m, a, held) for a in range(LANES)]
+        for a, lane in enumerate(lanes):
+            m.d.comb += [self.lane_u[a].eq(lane["u"]), self.lane_cut[a].eq(lane["cut"])]
         most = [lanes[0]["room"][k] & self.w.rsp_most[k] for k in range(RSP_LIMIT)]
         for a, lane in enumerate(lanes):
             self._balanced(m, a, lane, most)
@@ -219,6 +230,7 @@ class SlotDecide(wiring.Component):
                            for a in range(LANES)])
                 for k in ("b", "u")}
         m.d.comb += [
+            self.chosen.eq(Cat(*chosen)),
             self.a.eq(_count(chosen)),
             self.b.eq(_count(_ends(pick["b"]))),
             self.u.eq(_count(_ends(pick["u"]))),
