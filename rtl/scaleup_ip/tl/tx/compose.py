@@ -32,8 +32,8 @@ from .place import (
 )
 
 __all__ = ["RECORDS_AHEAD", "RateState", "SCHEDULES_AHEAD", "TxCompose", "account_credits",
-           "composer_members", "count_lead", "flits_to_next", "outstanding_after",
-           "record_layout", "record_queue", "schedule_queue"]
+           "capped_credits", "composer_members", "count_lead", "flits_to_next",
+           "outstanding_after", "record_layout", "record_queue", "schedule_queue"]
 
 #: Records composed ahead of the emitter: three, so that two control half-flits can go in
 #: consecutive flits (a swapped control with no data, then the next) although each takes two
@@ -254,7 +254,8 @@ class RateState:
     """The source rate limits' state of a composer [§5.7]: the items outstanding at the peer's
     catch buffers (``req_out``, ``rsp_out``, registers driven through ``req_out_next`` and
     ``rsp_out_next``, which hold them unless assigned) and the allowances as a decision takes
-    them (``req_allowed``, ``rsp_allowed``: thermometer codes, registered beside the counts)."""
+    them (``req_allowed``, ``rsp_allowed``: thermometer codes, registered beside the counts;
+    ``req_allowed_next``, ``rsp_allowed_next`` what they will be in the next clock)."""
 
     def __init__(self, m):
         self.req_out = Signal(range(REQ_LIMIT + 1))
@@ -263,11 +264,17 @@ class RateState:
         self.rsp_out_next = Signal.like(self.rsp_out)
         self.req_allowed = Signal(REQS_PER_CONTROL, init=(1 << REQS_PER_CONTROL) - 1)
         self.rsp_allowed = Signal(RSP_LIMIT, init=(1 << RSP_LIMIT) - 1)
-        m.d.comb += [self.req_out_next.eq(self.req_out), self.rsp_out_next.eq(self.rsp_out)]
+        self.req_allowed_next = Signal.like(self.req_allowed)
+        self.rsp_allowed_next = Signal.like(self.rsp_allowed)
+        m.d.comb += [
+            self.req_out_next.eq(self.req_out), self.rsp_out_next.eq(self.rsp_out),
+            self.req_allowed_next.eq(thermometer(REQ_LIMIT - self.req_out_next,
+                                                 REQS_PER_CONTROL)),
+            self.rsp_allowed_next.eq(thermometer(RSP_LIMIT - self.rsp_out_next, RSP_LIMIT)),
+        ]
         m.d.sync += [
             self.req_out.eq(self.req_out_next), self.rsp_out.eq(self.rsp_out_next),
-            self.req_allowed.eq(thermometer(REQ_LIMIT - self.req_out_next, REQS_PER_CONTROL)),
-            self.rsp_allowed.eq(thermometer(RSP_LIMIT - self.rsp_out_next, RSP_LIMIT)),
+            self.req_allowed.eq(self.req_allowed_next), self.rsp_allowed.eq(self.rsp_allowed_next),
         ]
 
     def after_message(self, m):
@@ -377,6 +384,18 @@ def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
             owed.append(left.any())
     m.d.sync += fc_pending.eq(Cat(*owed).any())
     return nxt
+
+
+def capped_credits(m, held, name="capped_next"):
+    """``held`` (:func:`account_credits`' credits of the next clock) capped at
+    :data:`~scaleup_ip.tl.tx.decide.DECIDE_CREDIT_BITS` bits, as the decisions compare them."""
+    top = (1 << DECIDE_CREDIT_BITS) - 1
+    capped = Signal(credit_array(DECIDE_CREDIT_BITS), name=name)
+    for c in CreditClass:
+        for s in CreditSlot:
+            value = held[c][s]
+            m.d.comb += capped[c][s].eq(Mux(value[DECIDE_CREDIT_BITS:].any(), top, value))
+    return capped
 
 
 def count_lead(m, lead, n_req, n_rsp):

@@ -223,11 +223,13 @@ class TlTx(ConfiguredComponent):
                      req_flags.i.payload.be_pos.eq(request.payload.be_pos)]
         wiring.connect(m, intake.rsp_entry, rsp_q.i)
         m.d.comb += [
-            comp.req_flags.eq(req_flags.entries), comp.req_banks.eq(req_q.reads),
+            comp.req_flags.eq(req_flags.entries), comp.req_flags_next.eq(req_flags.entries_next),
+            comp.req_banks.eq(req_q.reads),
             comp.req_lane.eq(req_q.lane), comp.req_count.eq(req_q.count),
             comp.req_more.eq(req_q.more),
             comp.unit_flags.eq(rsp_q.flags), comp.unit_words.eq(rsp_q.words),
             comp.unit_lane.eq(rsp_q.lane), comp.unit_count.eq(rsp_q.count),
+            comp.unit_flags_next.eq(rsp_q.flags_next), comp.unit_count_next.eq(rsp_q.count_next),
             rsp_q.take.eq(comp.unit_take), rsp_q.cut.eq(comp.unit_cut),
             rsp_q.freeze.eq(comp.freeze),
         ]

@@ -3,8 +3,8 @@
 offered, random pops of up to ``count``, random rewrites of the newest entry's second part;
 every clock ``entries``, ``amends``, ``count``, ``level``, ``more`` and ``i.ready`` are checked
 (an entry accepted at ``t`` is shown from ``t + 1``, and the window is full again the clock
-after any pop), with the window read from the banks and registered. Depths that fill the
-banks' rows and one that does not."""
+after any pop), with the window read from the banks and registered (and then as announced
+the clock before). Depths that fill the banks' rows and one that does not."""
 
 import gc
 import random
@@ -37,6 +37,8 @@ def _run(depth, banks, registered, seed, clocks=3000):
             assert ctx.get(dut.level) == len(held)
             assert ctx.get(dut.more) == (len(held) > banks)
             shown, notes = ctx.get(dut.entries), ctx.get(dut.amends)
+            if registered and clock:     # as announced the clock before
+                assert (ctx.get(dut.count), ctx.get(dut.more), shown, notes) == ahead, clock
             reads, amend_reads = ctx.get(dut.reads), ctx.get(dut.amend_reads)
             lane = ctx.get(dut.lane)
             for k in range(count):
@@ -58,6 +60,9 @@ def _run(depth, banks, registered, seed, clocks=3000):
             ctx.set(dut.amend.payload, {"note": note})
             ready = ctx.get(dut.i.ready)
             assert ready == (len(held) < depth), (clock, ready)
+            if registered:
+                ahead = (ctx.get(dut.count_next), ctx.get(dut.more_next),
+                         ctx.get(dut.entries_next), ctx.get(dut.amends_next))
             if amend:
                 held[-1][1] = note
             got.extend(e for e, _ in held[:pop])

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The unit queue (``rtl/scaleup_ip/tl/tx/slots/units.py``) against a list of units: random
 compressed and uncompressed responses offered, random takes and cuts of the window, random
-``freeze``; every clock the window's units (flags and responses, registered; slot words as
-read from the banks), ``count`` and ``i.ready`` are checked, and every response leaves exactly
+``freeze``; every clock the window's units (flags and responses, registered, and as announced
+the clock before; slot words as read from the banks), ``count`` and ``i.ready`` are checked, and every response leaves exactly
 once, in order. The rule checked is README §3's (*Slot packer*): a compressed response joins
 the newest unit when that is a compressed response alone and not in the window while units
 are taken (``freeze``)."""
@@ -48,6 +48,8 @@ def _run(depth, seed, clocks=3000):
             count = min(SLOT_WINDOW, len(units))
             assert ctx.get(dut.count) == count, (clock, ctx.get(dut.count), count)
             flags, words, lane = ctx.get(dut.flags), ctx.get(dut.words), ctx.get(dut.lane)
+            if clock:                    # as announced the clock before
+                assert ctx.get(dut.count) == ahead[0] and flags == ahead[1], clock
             for k in range(count):
                 want = _view(units[k])
                 assert words[(lane + k) % SLOT_WINDOW] == want["word"], (clock, k, "word")
@@ -73,6 +75,7 @@ def _run(depth, seed, clocks=3000):
             join = not wide and is_open and not (freeze and len(units) <= SLOT_WINDOW)
             ready = ctx.get(dut.i.ready)
             assert ready == (join or len(units) < depth), (clock, ready)
+            ahead = ctx.get(dut.count_next), ctx.get(dut.flags_next)
             level = len(units)
             for unit in units[:take]:
                 got.extend(r["serial"] for r in unit)

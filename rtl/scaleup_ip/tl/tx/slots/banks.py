@@ -55,6 +55,10 @@ class BankQueue(wiring.Component):
         Entries held (registered).
     more : Out(1)
         More than ``banks`` entries are held (registered).
+    entries_next, amends_next, count_next, more_next : Out
+        Only with ``registered``: what ``entries``, ``amends``, ``count`` and ``more`` will
+        show in the next clock (combinational), for state that is formed from them a clock
+        ahead.
     reads, amend_reads, lane : Out
         Without ``registered``: the window unturned, bank by bank (entry ``j`` of the window is
         in bank ``(lane + j) mod banks``), for a user that turns it in logic it has anyway.
@@ -81,6 +85,14 @@ class BankQueue(wiring.Component):
             "reads": Out(data.ArrayLayout(layout, banks)),
             "lane": Out(range(banks)),
         }
+        if registered:
+            members.update({
+                "entries_next": Out(data.ArrayLayout(layout, banks)),
+                "count_next": Out(range(banks + 1)),
+                "more_next": Out(1),
+            })
+            if amend is not None:
+                members["amends_next"] = Out(data.ArrayLayout(amend, banks))
         if amend is not None:
             members.update({
                 "i_amend": In(amend),
@@ -101,10 +113,15 @@ class BankQueue(wiring.Component):
                      push.eq(self.i.valid & self.i.ready)]
         level_next = Signal.like(self.level)
         m.d.comb += level_next.eq(self.level + push - self.pop)
-        m.d.sync += [head.eq(head + self.pop), tail.eq(tail + push), self.level.eq(level_next),
-                     self.count.eq(Array(min(n, banks) for n in range(self._depth + 1))
+        count_next = Signal.like(self.count)
+        more_next = Signal()
+        m.d.comb += [count_next.eq(Array(min(n, banks) for n in range(self._depth + 1))
                                    [level_next]),
-                     self.more.eq(level_next > banks)]
+                     more_next.eq(level_next > banks)]
+        m.d.sync += [head.eq(head + self.pop), tail.eq(tail + push), self.level.eq(level_next),
+                     self.count.eq(count_next), self.more.eq(more_next)]
+        if self._registered:
+            m.d.comb += [self.count_next.eq(count_next), self.more_next.eq(more_next)]
         # With ``registered``, the window is read for the next clock (from the head after this
         # clock's pop) and registered, the entry written this clock taken from the write.
         after = Signal.like(head)
@@ -139,7 +156,9 @@ class BankQueue(wiring.Component):
                 continue
             place = Signal.like(head, name=f"written_{k}")     # the write's place in the window
             m.d.comb += place.eq(w_at - after)
+            ahead = self.entries_next if k == 0 else self.amends_next
             for j in range(banks):
-                m.d.sync += window[j].eq(Mux(w_en & (place == j), w_data,
-                                             Array(reads)[(lanes + j) % banks]))
+                m.d.comb += ahead[j].eq(Mux(w_en & (place == j), w_data,
+                                            Array(reads)[(lanes + j) % banks]))
+                m.d.sync += window[j].eq(ahead[j])
         return m

@@ -12,7 +12,6 @@ from ...layout import (
     SLOT_WINDOW,
     CreditClass,
     MsgType,
-    credit_array,
     slot_req_flags,
     unit_flags,
 )
@@ -21,6 +20,7 @@ from ..compose import (
     RECORDS_AHEAD,
     RateState,
     account_credits,
+    capped_credits,
     composer_members,
     count_lead,
     flits_to_next,
@@ -29,7 +29,7 @@ from ..compose import (
     record_queue,
     schedule_queue,
 )
-from ..decide import DECIDE_CREDIT_BITS, prefix_credits, request_prefixes
+from ..decide import prefix_credits, request_prefixes
 from ..place import tx_req_entry
 from .decide import SlotDecide
 from .place import SlotPlacer
@@ -70,6 +70,8 @@ class SlotCompose(wiring.Component):
         (:class:`~scaleup_ip.tl.tx.slots.place.SlotPlacer`).
     unit_flags, unit_count, unit_words, unit_lane : In
         The unit window (:class:`~scaleup_ip.tl.tx.slots.units.UnitQueue`), likewise.
+    req_flags_next, unit_flags_next, unit_count_next : In
+        What the windows will show in the next clock (the queues' ``*_next``).
     req_pop : Out
         Requests taken.
     unit_take, unit_cut : Out
@@ -81,11 +83,14 @@ class SlotCompose(wiring.Component):
     def __init__(self):
         super().__init__({
             "req_flags": In(data.ArrayLayout(slot_req_flags, SLOT_WINDOW)),
+            "req_flags_next": In(data.ArrayLayout(slot_req_flags, SLOT_WINDOW)),
             "req_banks": In(data.ArrayLayout(tx_req_entry, SLOT_WINDOW)),
             "req_lane": In(range(SLOT_WINDOW)),
             "req_count": In(range(SLOT_WINDOW + 1)),
             "req_more": In(1),
             "unit_flags": In(data.ArrayLayout(unit_flags, SLOT_WINDOW)),
+            "unit_flags_next": In(data.ArrayLayout(unit_flags, SLOT_WINDOW)),
+            "unit_count_next": In(range(SLOT_WINDOW + 1)),
             "unit_words": In(data.ArrayLayout(64, SLOT_WINDOW)),
             "unit_lane": In(range(SLOT_WINDOW)),
             "unit_count": In(range(SLOT_WINDOW + 1)),
@@ -103,9 +108,11 @@ class SlotCompose(wiring.Component):
         rates = RateState(m)
         fc_pending = Signal()            # a credit return is pending (registered)
         lead = Signal(range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT))     # rule 4's balance count
-        capped = Signal(credit_array(DECIDE_CREDIT_BITS))   # credits held, capped, registered
+        init_next = Signal()
         base = Signal(6)                 # ``run`` of the last response taken
-        dec = self._decide(m, init, fc_pending, rates, lead, capped, swap, base)
+        base_next = Signal(6)
+        m.d.comb += [init_next.eq(init), base_next.eq(base)]
+        m.d.sync += [init.eq(init_next), base.eq(base_next)]
 
         # Clock A: the decision, registered. Clock B: placed and applied; the record written.
         # The windows do not change between A and B but for entries added behind them.
@@ -139,14 +146,18 @@ class SlotCompose(wiring.Component):
         queue = record_queue(m, self, chosen, rec, pick.first_req)
         room = schedule_queue(m, self, chosen & ~msg & (pick.halves != 0), place.schedule)
         m.d.comb += self.freeze.eq(chosen)
+        held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, None, fc_pending)
+        dec = self._decide(m, self._ahead(m, capped_credits(m, held), rates, init_next,
+                                          base_next), fc_pending, lead, swap)
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
             m.d.comb += [self.req_pop.eq(pick.a), self.unit_take.eq(pick.u - cut),
                          self.unit_cut.eq(cut)]
             with m.If(pick.u != 0):
-                m.d.sync += base.eq(Mux(cut, last.rsp[0].run, last.rsp[1].run))
+                m.d.comb += base_next.eq(Mux(cut, last.rsp[0].run, last.rsp[1].run))
             with m.If(msg):              # its own flit only; nothing owed after it
-                m.d.sync += [init.eq(1), swap.eq(0)]
+                m.d.comb += init_next.eq(1)
+                m.d.sync += swap.eq(0)
                 rates.after_message(m)
             with m.Else():
                 m.d.sync += swap.eq(owed[0])
@@ -159,35 +170,54 @@ class SlotCompose(wiring.Component):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
             with m.If(msg_due | swap | (dec.a != 0) | (dec.b != 0) | fc_pending):
                 m.d.sync += [chosen.eq(1), msg.eq(msg_due), pick.eq(Mux(msg_due, 0, dec))]
-        account_credits(m, self, chosen & ~msg, place.spent, place.sent, capped, fc_pending)
         return m
 
-    def _decide(self, m, init, fc_pending, rates, lead, capped, swap, base):
-        """:class:`~scaleup_ip.tl.tx.slots.decide.SlotDecide` on the windows and the
-        composer's state, with rule 6 for every prefix beside it: the decision as
+    def _ahead(self, m, capped, rates, init, base):
+        """Rule 6 and the rate limits for every prefix of the windows as they will be in the
+        next clock (the credits, allowances, windows and ``base`` of the next clock), formed a
+        clock ahead and registered, so that the decision starts from registers: the requests
+        and responses that may go (``req_most``, ``rsp_most``, thermometers), whether each
+        request prefix spends its VC's credits (``req_vc``), and ``(by VC, read beats)`` of
+        each unit prefix (``units``, as :meth:`_unit_credits`)."""
+        req_ok, req_vc = prefix_credits(m, "slot_req", capped, CreditClass.REQ_CMD,
+                                        CreditClass.REQ_DATA, self.req_flags_next[0].vc,
+                                        request_prefixes(m, self.req_flags_next))
+        rsp_ok, by_units = self._unit_credits(
+            m, capped, thermometer(self.unit_count_next, SLOT_WINDOW), base,
+            self.unit_flags_next)
+        out = {"req_most": Signal(REQS_PER_CONTROL, name="req_most"),
+               "rsp_most": Signal(RSP_LIMIT, name="rsp_most"),
+               "req_vc": [Signal(name=f"req_p{i + 1}_vc_r") for i in range(REQS_PER_CONTROL)],
+               "units": [(Signal(name=f"unit_p{k}_vc_r"), Signal(6, name=f"unit_p{k}_beats_r"))
+                         for k in range(len(by_units))]}
+        m.d.sync += [
+            out["req_most"].eq(Cat(*(init & rates.req_allowed_next[i] & req_ok[i]
+                                     for i in range(REQS_PER_CONTROL)))),
+            out["rsp_most"].eq(Cat(*(init & rates.rsp_allowed_next[j] & rsp_ok[j]
+                                     for j in range(RSP_LIMIT)))),
+            *(r.eq(v) for r, v in zip(out["req_vc"], req_vc)),
+            *(r.eq(v) for pair, now in zip(out["units"], by_units) for r, v in zip(pair, now)),
+        ]
+        return out
+
+    def _decide(self, m, ahead, fc_pending, lead, swap):
+        """:class:`~scaleup_ip.tl.tx.slots.decide.SlotDecide` on the windows, the composer's
+        state and rule 6 formed a clock ahead (:meth:`_ahead`): the decision as
         :data:`_choice`."""
         m.submodules.decide = dec = SlotDecide()
         w = dec.w
         for i, e in enumerate(self.req_flags):
             m.d.comb += [w.req[i].two.eq(e.wide), w.req[i].data.eq(e.beats != 0)]
-        req_ok, req_vc = prefix_credits(m, "slot_req", capped, CreditClass.REQ_CMD,
-                                        CreditClass.REQ_DATA, self.req_flags[0].vc,
-                                        request_prefixes(m, self.req_flags))
-        unit_valid = thermometer(self.unit_count, SLOT_WINDOW)
         for j, u in enumerate(self.unit_flags):
             m.d.comb += [w.unit[j].pair.eq(u.pair), w.unit[j].data[0].eq(u.rsp[0].beats != 0),
                          w.unit[j].data[1].eq(u.rsp[1].beats != 0)]
-        rsp_ok, by_units = self._unit_credits(m, capped, unit_valid, base)
         m.d.comb += [
             w.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
-            w.more.eq(self.req_more), w.unit_valid.eq(unit_valid),
-            w.req_most.eq(Cat(*(init & rates.req_allowed[i] & req_ok[i]
-                                for i in range(REQS_PER_CONTROL)))),
-            w.rsp_most.eq(Cat(*(init & rates.rsp_allowed[j] & rsp_ok[j]
-                                for j in range(RSP_LIMIT)))),
+            w.more.eq(self.req_more), w.unit_valid.eq(thermometer(self.unit_count, SLOT_WINDOW)),
+            w.req_most.eq(ahead["req_most"]), w.rsp_most.eq(ahead["rsp_most"]),
             w.lead.eq(lead), w.reserve.eq(fc_pending), w.swapped.eq(swap),
         ]
-        return self._choice(m, dec, req_vc, by_units)
+        return self._choice(m, dec, ahead["req_vc"], ahead["units"])
 
     def _choice(self, m, dec, req_vc, by_units):
         """The decision as :data:`_choice`: what the control calls for is formed for every
@@ -226,14 +256,13 @@ class SlotCompose(wiring.Component):
                 Mux(dec.chosen[a], lane[name], Const(0, shape)) for a, lane in enumerate(lanes)]))
         return out
 
-    def _unit_credits(self, m, capped, unit_valid, base):
+    def _unit_credits(self, m, capped, unit_valid, base, units):
         """Rule 6 for the responses of the unit window: for each count ``b`` of responses
         (1 to 8), whether the credits cover the first ``b``; and for each unit ``k`` whole
         and cut (index ``2k``, ``2k + 1``), ``(by VC, read beats)`` of the responses up to it.
         Each prefix's beats are its last response's ``run`` less ``base`` (that of the last
         response taken), and its count a function of the units' ``pair`` bits: no carry chain
         runs through the window."""
-        units = self.unit_flags
         vc0 = units[0].rsp[0].vc
         pairs = [u.pair for u in units]
         prefixes, counts = [], []

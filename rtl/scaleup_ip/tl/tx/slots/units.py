@@ -41,6 +41,8 @@ class UnitQueue(wiring.Component):
     flags : Out(ArrayLayout(unit_flags, SLOT_WINDOW))
         The oldest units, oldest first, from registers; ``count`` valid. The oldest shows only
         its second response once the first was taken (``cut``).
+    flags_next, count_next : Out
+        What ``flags`` and ``count`` will show in the next clock (combinational).
     words, lane : Out
         The same units' slot words (:data:`~scaleup_ip.tl.layout.unit_view`), bank by bank as
         read (combinational): unit ``j`` is in bank ``(lane + j) mod 4``.
@@ -62,6 +64,8 @@ class UnitQueue(wiring.Component):
         super().__init__({
             "i": In(stream.Signature(tx_rsp_entry)),
             "flags": Out(data.ArrayLayout(unit_flags, SLOT_WINDOW)),
+            "flags_next": Out(data.ArrayLayout(unit_flags, SLOT_WINDOW)),
+            "count_next": Out(range(SLOT_WINDOW + 1)),
             "words": Out(data.ArrayLayout(64, SLOT_WINDOW)),
             "lane": Out(range(SLOT_WINDOW)),
             "count": Out(range(SLOT_WINDOW + 1)),
@@ -102,13 +106,15 @@ class UnitQueue(wiring.Component):
         with m.Elif(q.amend.valid | (self.take == q.level)):
             m.d.sync += is_open.eq(0)
         head_cut = Signal()              # the oldest unit's first response is gone
-        with m.If(self.take != 0):
-            m.d.sync += head_cut.eq(self.cut)
-        with m.Elif(self.cut):
-            m.d.sync += head_cut.eq(1)
+        head_cut_next = Signal()
+        m.d.comb += head_cut_next.eq(Mux(self.take != 0, self.cut, head_cut | self.cut))
+        m.d.sync += head_cut.eq(head_cut_next)
+        m.d.comb += self.count_next.eq(qf.count_next)
         for j in range(SLOT_WINDOW):
             self._view(m, self.flags[j], qf.entries[j], qf.amends[j],
                        head_cut if j == 0 else Const(0))
+            self._view(m, self.flags_next[j], qf.entries_next[j], qf.amends_next[j],
+                       head_cut_next if j == 0 else Const(0))
         m.d.comb += self.lane.eq(q.lane)
         for b in range(SLOT_WINDOW):
             first, second = q.reads[b], q.amend_reads[b]
