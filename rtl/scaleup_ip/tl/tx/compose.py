@@ -364,7 +364,6 @@ def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
     and releases are
     added first, so that ``applied`` is one subtraction from the registers. Returns the credits
     held as of the next clock (``held[class][slot]``, combinational)."""
-    top = (1 << DECIDE_CREDIT_BITS) - 1
     owed = []
     nxt = {c: {} for c in CreditClass}
     for c in CreditClass:
@@ -379,9 +378,9 @@ def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
                         - Mux(applied, sent[c][s], 0)),
             ]
             m.d.sync += [comp.credits[c][s].eq(held), comp.pending[c][s].eq(left)]
-            if capped is not None:
-                m.d.sync += capped[c][s].eq(Mux(held[DECIDE_CREDIT_BITS:].any(), top, held))
             owed.append(left.any())
+    if capped is not None:
+        m.d.sync += capped.eq(capped_credits(m, nxt))
     m.d.sync += fc_pending.eq(Cat(*owed).any())
     return nxt
 

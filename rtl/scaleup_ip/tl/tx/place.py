@@ -48,6 +48,7 @@ __all__ = [
     "response_word",
     "rsp_totals_layout",
     "schedule_layout",
+    "spend_and_schedule",
     "tx_req_entry",
     "tx_rsp_entry",
     "unit_word",
@@ -190,23 +191,9 @@ class ControlPlacer(wiring.Component):
             req_beats.append(req_beats[-1] + e.beats)
         req_beats = Array(req_beats)
         rsp_beats = rsp_total
-        for (cmd, dat), n, beats, pool, vc0 in (
-                ((CreditClass.REQ_CMD, CreditClass.REQ_DATA), self.n_req, req_beats[self.n_req],
-                 self.req_pool, self.req[0].vc),
-                ((CreditClass.RSP_CMD, CreditClass.RSP_DATA), self.n_rsp, rsp_beats[self.n_rsp],
-                 self.rsp_pool, self.rsp[0].vc)):
-            for slot in CreditSlot:
-                mine = pool if slot == CreditSlot.POOL else ~pool & (vc0 == slot - CreditSlot.VC0)
-                m.d.comb += [self.spent[cmd][slot].eq(Mux(mine, n, 0)),
-                             self.spent[dat][slot].eq(Mux(mine, beats, 0))]
-        for i in range(REQS_PER_CONTROL):
-            with m.If(self.n_req > i):
-                m.d.comb += [
-                    self.schedule.req[i].beats.eq(self.req[i].beats),
-                    self.schedule.req[i].be.eq(self.req[i].be),
-                    self.schedule.req[i].be_pos.eq(self.req[i].be_pos),
-                ]
-        m.d.comb += self.schedule.rsp_beats.eq(rsp_beats[self.n_rsp])
+        spend_and_schedule(m, self.spent, self.schedule, self.req, (
+            (self.n_req, req_beats[self.n_req], self.req_pool, self.req[0].vc),
+            (self.n_rsp, rsp_beats[self.n_rsp], self.rsp_pool, self.rsp[0].vc)))
 
     def _place_responses(self, m, terms, rsp_start, offsets):
         """The responses from ``rsp_start``, response ``j`` at ``offsets[j]`` after it."""
@@ -221,6 +208,27 @@ class ControlPlacer(wiring.Component):
                 terms[s].append((here, word[:32]))
                 if s + 1 < SECTORS_PER_HALF:
                     terms[s + 1].append((here & entry.wide, word[32:]))
+
+
+def spend_and_schedule(m, spent, schedule, req, kinds):
+    """What a placed control half spends and calls for: ``kinds`` is ``(count, data beats,
+    pool, VC of the first)`` of its requests, then of its responses, each kind on its one
+    credit slot (the pool, or that VC) [§5.7]; ``schedule`` gets the first ``count`` requests
+    of the window ``req`` (their beats and byte-enable half-flits) and the responses' beats."""
+    for (cmd, dat), (n, beats, pool, vc0) in zip(
+            ((CreditClass.REQ_CMD, CreditClass.REQ_DATA),
+             (CreditClass.RSP_CMD, CreditClass.RSP_DATA)), kinds):
+        for slot in CreditSlot:
+            mine = pool if slot == CreditSlot.POOL else ~pool & (vc0 == slot - CreditSlot.VC0)
+            m.d.comb += [spent[cmd][slot].eq(Mux(mine, n, 0)),
+                         spent[dat][slot].eq(Mux(mine, beats, 0))]
+    n_req = kinds[0][0]
+    for i in range(REQS_PER_CONTROL):
+        with m.If(n_req > i):
+            m.d.comb += [schedule.req[i].beats.eq(req[i].beats),
+                         schedule.req[i].be.eq(req[i].be),
+                         schedule.req[i].be_pos.eq(req[i].be_pos)]
+    m.d.comb += schedule.rsp_beats.eq(kinds[1][1])
 
 
 def place_requests(m, terms, req, n_req, pool, starts, order=None):

@@ -13,8 +13,6 @@ from ...layout import (
     RSP_LIMIT,
     SECTORS_PER_HALF,
     SLOT_WINDOW,
-    CreditClass,
-    CreditSlot,
     control_half,
     credit_array,
     slot_req_flags,
@@ -27,6 +25,7 @@ from ..place import (
     place_requests,
     request_footprints,
     schedule_layout,
+    spend_and_schedule,
     tx_req_entry,
     unit_word,
 )
@@ -143,18 +142,6 @@ class SlotPlacer(wiring.Component):
 
     def _spend(self, m):
         """Credits the fields spend, and the data they call for."""
-        for (cmd, dat), n, beats, pool, vc0 in (
-                ((CreditClass.REQ_CMD, CreditClass.REQ_DATA), self.a, self.req_beats,
-                 self.req_pool, self.req[0].vc),
-                ((CreditClass.RSP_CMD, CreditClass.RSP_DATA), self.b, self.rsp_beats,
-                 self.rsp_pool, self.units[0].rsp[0].vc)):
-            for slot in CreditSlot:
-                mine = pool if slot == CreditSlot.POOL else ~pool & (vc0 == slot - CreditSlot.VC0)
-                m.d.comb += [self.spent[cmd][slot].eq(Mux(mine, n, 0)),
-                             self.spent[dat][slot].eq(Mux(mine, beats, 0))]
-        for i, e in enumerate(self.req):
-            with m.If(self.a > i):
-                m.d.comb += [self.schedule.req[i].beats.eq(e.beats),
-                             self.schedule.req[i].be.eq(e.be),
-                             self.schedule.req[i].be_pos.eq(e.be_pos)]
-        m.d.comb += self.schedule.rsp_beats.eq(self.rsp_beats)
+        spend_and_schedule(m, self.spent, self.schedule, self.req, (
+            (self.a, self.req_beats, self.req_pool, self.req[0].vc),
+            (self.b, self.rsp_beats, self.rsp_pool, self.units[0].rsp[0].vc)))
