@@ -357,14 +357,20 @@ def schedule_queue(m, comp, write, schedule):
     return sched_q.i.ready
 
 
-def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
+def account_credits(m, comp, applied, spent, sent, capped, fc_pending, kept=None):
     """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
     returns sent (``sent``) and released. The credits held are also kept ``capped`` for the
     decision (unless ``None``), and whether any return is pending (``fc_pending``). The grants
     and releases are
     added first, so that ``applied`` is one subtraction from the registers. Returns the credits
-    held as of the next clock (``held[class][slot]``, combinational)."""
+    held as of the next clock (``held[class][slot]``, combinational).
+
+    With ``kept`` (:func:`~scaleup_ip.tl.tx.place.place_flow_control`'s: some return stays
+    pending once ``sent`` is), ``fc_pending`` follows from it, from the releases and from
+    itself, not from the counters' subtraction: a count left over is either never sent or
+    released this clock."""
     owed = []
+    given = []
     nxt = {c: {} for c in CreditClass}
     for c in CreditClass:
         for s in CreditSlot:
@@ -379,9 +385,13 @@ def account_credits(m, comp, applied, spent, sent, capped, fc_pending):
             ]
             m.d.sync += [comp.credits[c][s].eq(held), comp.pending[c][s].eq(left)]
             owed.append(left.any())
+            given.append(getattr(comp.give, name)[s].any())
     if capped is not None:
         m.d.sync += capped.eq(capped_credits(m, nxt))
-    m.d.sync += fc_pending.eq(Cat(*owed).any())
+    if kept is None:
+        m.d.sync += fc_pending.eq(Cat(*owed).any())
+    else:
+        m.d.sync += fc_pending.eq(Cat(*given).any() | Mux(applied, kept, fc_pending))
     return nxt
 
 

@@ -254,9 +254,15 @@ def place_flow_control(m, terms, fields, fc_start, sent, gap=None):
     slot order) at sector ``fc_start + r``, or, while a ``gap`` before an aligned uncompressed
     request lasts, at the gap's sector ``2 + r`` (README §3 rule 5), as long as sectors last:
     its ``(condition, value)`` terms appended to ``terms[sector]``, what it returns driven on
-    ``sent``. Combinational."""
+    ``sent``. Combinational.
+
+    Returns ``kept``: some slot still has a return pending once these fields are sent (a live
+    slot whose field found no sector, or one holding more of a class than a field carries), as
+    :func:`~scaleup_ip.tl.tx.compose.account_credits` takes it: from the fields' places and
+    the pending counts' compares, with no subtraction."""
     rank = Const(0, range(len(CreditSlot) + 1))
-    for slot, field, live in fields:
+    left = []
+    for slot, field, live, over in fields:
         pos = Signal(range(2 * SECTORS_PER_HALF), name=f"fc_pos_{slot.name.lower()}")
         put = Signal(name=f"fc_put_{slot.name.lower()}")
         if gap is None:
@@ -265,12 +271,16 @@ def place_flow_control(m, terms, fields, fc_start, sent, gap=None):
             m.d.comb += pos.eq(Mux(gap & (rank < _GAP_SECTORS), _GAP_START + rank,
                                    fc_start + rank - Mux(gap, _GAP_SECTORS, 0)))
         m.d.comb += put.eq(live & (pos < SECTORS_PER_HALF))
+        left.append(live & (~put | over))
         rank = rank + live
         for s in range(SECTORS_PER_HALF):
             terms[s].append((put & (pos == s), field.as_value()))
         with m.If(put):
             for cls in CreditClass:
                 m.d.comb += sent[cls][slot].eq(getattr(field, cls.name.lower()).count)
+    kept = Signal(name="fc_kept")
+    m.d.comb += kept.eq(reduce(operator.or_, left))
+    return kept
 
 
 def wide_start(end):
@@ -309,23 +319,28 @@ def unit_word(m, unit, pool, second, name):
 
 def flow_control_fields(m, pending):
     """One Flow Control field per credit slot, returning what ``pending`` holds for it, as far
-    as a field can (README §3 rule 5): ``[(slot, field, live)]`` in slot order, ``live`` when
-    the slot has something pending. Combinational."""
+    as a field can (README §3 rule 5): ``[(slot, field, live, over)]`` in slot order, ``live``
+    when the slot has something pending, ``over`` when it has more of some class than its
+    field returns. Combinational."""
     fields = []
     for slot in CreditSlot:
         field = Signal(flow_control, name=f"fc_{slot.name.lower()}")
+        overs = []
         for cls in CreditClass:
             sub = getattr(field, cls.name.lower())
             top = CMD_CREDIT_MAX if cls in (CreditClass.REQ_CMD, CreditClass.RSP_CMD) \
                 else DATA_CREDIT_MAX
+            overs.append(above(pending[cls][slot], top))
             m.d.comb += [
-                sub.count.eq(Mux(above(pending[cls][slot], top), top, pending[cls][slot])),
+                sub.count.eq(Mux(overs[-1], top, pending[cls][slot])),
                 sub.t.eq(slot != CreditSlot.POOL),
                 sub.vc.eq(max(slot - CreditSlot.VC0, 0)),
             ]
         live = Signal(name=f"fc_{slot.name.lower()}_live")
-        m.d.comb += live.eq(reduce(operator.or_, (pending[c][slot] != 0 for c in CreditClass)))
-        fields.append((slot, field, live))
+        over = Signal(name=f"fc_{slot.name.lower()}_over")
+        m.d.comb += [live.eq(reduce(operator.or_, (pending[c][slot] != 0 for c in CreditClass))),
+                     over.eq(reduce(operator.or_, overs))]
+        fields.append((slot, field, live, over))
     return fields
 
 

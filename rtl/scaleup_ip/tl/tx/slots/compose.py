@@ -146,7 +146,8 @@ class SlotCompose(wiring.Component):
         queue = record_queue(m, self, chosen, rec, pick.first_req)
         room = schedule_queue(m, self, chosen & ~msg & (pick.halves != 0), place.schedule)
         m.d.comb += self.freeze.eq(chosen)
-        held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, None, fc_pending)
+        held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, None, fc_pending,
+                              place.kept)
         dec = self._decide(m, self._ahead(m, capped_credits(m, held), rates, init_next,
                                           base_next), fc_pending, lead, swap)
         with m.If(chosen):

@@ -69,6 +69,9 @@ class SlotPlacer(wiring.Component):
     half : Out(control_half)
     spent : Out(credit_array(CREDIT_BITS)), sent : Out(credit_array(5))
         Credits the fields spend and the Flow Control fields return.
+    kept : Out(1)
+        Some credit return stays pending once these fields are sent
+        (:func:`~scaleup_ip.tl.tx.place.place_flow_control`).
     schedule : Out(schedule_layout)
         The data the half calls for.
     """
@@ -93,6 +96,7 @@ class SlotPlacer(wiring.Component):
             "half": Out(control_half),
             "spent": Out(credit_array(CREDIT_BITS)),
             "sent": Out(credit_array(5)),
+            "kept": Out(1),
             "schedule": Out(schedule_layout),
         })
 
@@ -106,8 +110,8 @@ class SlotPlacer(wiring.Component):
         place_requests(m, terms, self.req_banks, self.a, self.req_pool, starts,
                        [self._place(m, "req", self.req_lane, b) for b in range(SLOT_WINDOW)])
         self._place_units(m, terms, end)
-        place_flow_control(m, terms, flow_control_fields(m, self.pending),
-                           end + _SLOT * self.u, self.sent, gap)
+        m.d.comb += self.kept.eq(place_flow_control(
+            m, terms, flow_control_fields(m, self.pending), end + _SLOT * self.u, self.sent, gap))
         for s, these in enumerate(terms):
             m.d.comb += self.half[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
         self._spend(m)
