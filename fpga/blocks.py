@@ -58,7 +58,6 @@ BLOCKS = [
     ("crc32", Crc32, CrcConfig(data_width=512, pipeline=3), "abc9"),
     ("tl_tx", TlTx, TlConfig(), "abc"),
     ("tl_tx", TlTx, TlConfig(tx_packer="compact"), "abc"),
-    ("tl_tx", TlTx, TlConfig(tx_packer="slots"), "abc"),
     ("tl_rx", TlRx, TlConfig(), "abc"),
     # The slot packer's decision alone (combinational between the harness's registers).
     ("tl_slot_decide", lambda config: SlotDecide(), TlConfig(), "abc"),

@@ -122,15 +122,12 @@ TL_BOUND_GAP = 0.005
 #: The compact packer, without and with the address caches: its rows show what it costs.
 TL_COMPACT_CONFIGS = (TlConfig(tx_packer="compact"),
                       dataclasses.replace(TL_CACHE_CONFIG, tx_packer="compact"))
-#: The slot packer, likewise.
-TL_SLOT_CONFIGS = (TlConfig(tx_packer="slots"),
-                   dataclasses.replace(TL_CACHE_CONFIG, tx_packer="slots"))
 
 
 def bench_tl(out):
     config = TlConfig()
-    parts = _run_configs(TlTx, (config, TL_CACHE_CONFIG, *TL_COMPACT_CONFIGS,
-                                *TL_SLOT_CONFIGS), "tl_tx", "sim.tl.bench", out)
+    parts = _run_configs(TlTx, (config, TL_CACHE_CONFIG, *TL_COMPACT_CONFIGS), "tl_tx",
+                         "sim.tl.bench", out)
     result = {"configs": [part["config"] for part in parts],
               "rows": [row for part in parts for row in part["rows"]]}
     rx_out = out.with_name("tl-rx.json")
@@ -148,7 +145,7 @@ def bench_tl(out):
                 f"{row['efficiency']:>10.2%} {row['bound']:>7.2%} {gap:>6.2%} "
                 f"{row['items_per_flit']:>10} {row['flits_per_clock']:>11} {row['tx_latency']:>7}")
         print(line)
-        if row["packer"] in ("best", "slots") and gap > TL_BOUND_GAP:
+        if row["packer"] == "slots" and gap > TL_BOUND_GAP:
             wrong.append(f"TL packer more than {TL_BOUND_GAP:.1%} below its bound:{line}")
     print("  bound: the best legal packing of the same items; flits/clock over the saturated"
           " window; latency: clocks from the first item accepted to its flit leaving")

@@ -116,8 +116,7 @@ RSP_LIMIT = 8                    # [§5.7] responses outstanding at the peer's c
 CMD_CREDIT_MAX = 7               # [Table 5-38] 'tvvccc'
 DATA_CREDIT_MAX = 31             # [Table 5-38] 'tvvccccc'
 MAX_QUEUE_DEPTH = 256            # largest transmit request queue [ours]
-#: Largest transmit response queue [ours]: it is held in registers, so that every queued
-#: response is visible to the packer's decision however many the last control took.
+#: Largest transmit response queue [ours].
 MAX_RSP_QUEUE_DEPTH = 32
 
 
@@ -435,7 +434,7 @@ upli_error_counts = data.ArrayLayout(8, len(UpliError))
 
 
 #: The transmit packers a TL can be built with (:class:`TlConfig` ``tx_packer``) [ours].
-TX_PACKERS = ("best", "compact", "slots")
+TX_PACKERS = ("slots", "compact")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -445,8 +444,9 @@ class TlConfig(BlockConfig):
     Parameters
     ----------
     tx_req_depth, tx_rsp_depth : int
-        Transmit request and response queue entries, including the picking windows (4 and 8).
-        The response queue is held in registers (at most :data:`MAX_RSP_QUEUE_DEPTH`).
+        Transmit request and response queue entries, including the windows the packer's
+        decision sees (4 requests, 4 response units); the response queue holds at most
+        :data:`MAX_RSP_QUEUE_DEPTH`.
     tx_data_depth : int
         Transmit request-data and response-data queue beats (64 bytes each).
     rx_req, rx_rsp : int
@@ -465,11 +465,10 @@ class TlConfig(BlockConfig):
         (a direct link, or these tests) follows DSTACCID, as that Tx does.
     tx_packer : str
         How the transmit side fills control half-flits (:data:`TX_PACKERS`, README §3):
-        "best" chooses among every count of requests and responses the queues' windows allow
-        (close to the best legal packing); "compact" fills from the queue heads, one request
-        and one response a clock (a fraction of the area, fewer flits' worth of efficiency);
         "slots" decides in slots and response units between two candidates (README §3, *Slot
-        packer*).
+        packer*: within 0.4 points of the best legal packing); "compact" fills from the queue
+        heads, one request and one response a clock (two thirds of the area, fewer flits'
+        worth of efficiency, README §3 *Compact packer*).
     """
     tx_req_depth: int = 16
     tx_rsp_depth: int = 16
@@ -482,7 +481,7 @@ class TlConfig(BlockConfig):
     cache_rows: int = 1024
     cache_tx_index: str = "DSTACCID"
     cache_rx_index: str = "SRCACCID"
-    tx_packer: str = "best"
+    tx_packer: str = "slots"
 
     def __post_init__(self):
         check_int("TL", "tx_req_depth", self.tx_req_depth, range(REQ_LIMIT + 1,

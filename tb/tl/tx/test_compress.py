@@ -9,7 +9,7 @@ import pytest
 from cocotb.triggers import ClockCycles
 
 from scaleup_ip.model.tl import addrcache as model_cache
-from scaleup_ip.model.tl.flit import CLASSES, Packer, Request
+from scaleup_ip.model.tl.flit import CLASSES, Request
 from scaleup_ip.model.tl.slots import SlotPacker
 from scaleup_ip.tl import CachePolicy, TlConfig, TxCacheCount
 from scaleup_ip.tl.tx import TlTx
@@ -64,7 +64,7 @@ async def compress_matches_model(dut):
         env.flits.set_backpressure(None)
         flits = await _collect(env)
         tx = model_cache.TxAddressCache(model_cache_config(env.config), "always")
-        model = (SlotPacker if env.config.tx_packer == "slots" else Packer)(
+        model = SlotPacker(
             config_credits(env.config), PLENTY, address_cache=tx,
             cache_index=env.config.cache_tx_index)
         for item in items:
@@ -135,8 +135,7 @@ async def compress_random_timing(dut):
     assert counts[TxCacheCount.INVALIDATIONS] > 0 and counts[TxCacheCount.CLEARS] > 0
 
 
-CONFIGS = [TlConfig(cache_ways=2, cache_rows=4, cache_rx_index="DSTACCID"),
-           TlConfig(cache_ways=2, cache_rows=4, cache_rx_index="DSTACCID", tx_packer="slots")]
+CONFIGS = [TlConfig(cache_ways=2, cache_rows=4, cache_rx_index="DSTACCID")]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())

@@ -179,7 +179,7 @@ def _model(config, granted):
     return Packer(config_credits(config), granted, compact=config.tx_packer == "compact")
 
 
-CONFIGS = [TlConfig(), TlConfig(tx_packer="compact"), TlConfig(tx_packer="slots")]
+CONFIGS = [TlConfig(), TlConfig(tx_packer="compact")]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())

@@ -179,9 +179,9 @@ class TxFill(wiring.Component):
     they join, the requests' from sector 0 and the responses' from sector 0 of their own; the
     clock after a control closes ORs the responses' image in after the requests (whose end is
     always even, so every footprint holds) and the Flow Control fields after both, and writes
-    the record. Rate limits, the initialisation message and the records are those of
-    :class:`~scaleup_ip.tl.tx.compose.TxCompose`, whose members this component has, except
-    that the windows are the queue heads:
+    the record. Rate limits, the initialisation message and the records are those of the slot
+    packer's :class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose`; its members are
+    :func:`~scaleup_ip.tl.tx.compose.composer_members` and the queue heads:
 
     Members
     -------

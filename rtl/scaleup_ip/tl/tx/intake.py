@@ -198,11 +198,11 @@ class TxIntake(wiring.Component):
                 m.d.sync += due.eq(rd.num_beats)
         # Running totals, so that the packer's decision needs no adder chain: a prefix of the
         # response window needs run[j] - run[0] + beats[0] read beats.
-        run, last_vc = Signal(6), Signal(2)
+        run = Signal(6)
         entry = self.rsp_entry.payload
-        m.d.comb += [entry.run.eq(run + entry.beats), entry.same_vc.eq(entry.vc == last_vc)]
+        m.d.comb += entry.run.eq(run + entry.beats)
         with m.If(self.rsp_entry.valid & self.rsp_entry.ready):
-            m.d.sync += [prefer_wr.eq(~pick_wr), run.eq(entry.run), last_vc.eq(entry.vc)]
+            m.d.sync += [prefer_wr.eq(~pick_wr), run.eq(entry.run)]
 
     @staticmethod
     def _write_entry(m, wr):

@@ -10,8 +10,6 @@ from ...config import ConfiguredComponent
 from ...skid import SkidBuffer
 from ..layout import (
     CREDIT_BITS,
-    REQ_LIMIT,
-    RSP_LIMIT,
     SLOT_WINDOW,
     TlConfig,
     UpliError,
@@ -26,7 +24,6 @@ from ..layout import (
 )
 from ..queue import WindowQueue
 from .cache import TxAddrCache
-from .compose import TxCompose
 from .data import DataSequencer, poison_half
 from .fill import TxFill
 from .halves import half_layout
@@ -79,9 +76,8 @@ class TlTx(ConfiguredComponent):
         response was closed early and its missing beats are sent poisoned (README §5).
 
     Control half-flits are composed ahead of the flits that carry them
-    (:class:`~scaleup_ip.tl.tx.compose.TxCompose`, two clocks each, up to three ahead; with
-    ``tx_packer="slots"``, :class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose` with the same
-    timing, on banked request and unit queues; with ``tx_packer="compact"``,
+    (:class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose`, two clocks each, up to three ahead,
+    on banked request and unit queues; with ``tx_packer="compact"``,
     :class:`~scaleup_ip.tl.tx.fill.TxFill` fills them from the queue heads instead, a request
     and a response a clock and two clocks to close, and its records
     always go through the record queue, so latency is 2 or 3 clocks more). The data
@@ -163,37 +159,16 @@ class TlTx(ConfiguredComponent):
         return m
 
     def _composer(self, m, intake):
-        """The request and response queues and the composer that reads them: windows for
-        :class:`~scaleup_ip.tl.tx.compose.TxCompose`, heads for the compact
-        :class:`~scaleup_ip.tl.tx.fill.TxFill`, banks for the slot packer's
-        :class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose`."""
+        """The request and response queues and the composer that reads them: banks for the
+        slot packer's :class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose`, heads for the
+        compact :class:`~scaleup_ip.tl.tx.fill.TxFill`."""
         cfg = self._config
         if cfg.tx_packer == "slots":
             return self._slot_composer(m, intake)
-        windowed = cfg.tx_packer == "best"         # TxCompose
-        m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth,
-                                                 REQ_LIMIT if windowed else 1)
-        # Windowed: every queued response in registers: a control may take 8 and the next is
-        # decided two clocks later, so a FIFO refilling one per clock would hide responses
-        # (README §3). Requests need no more: a control takes at most 4, and the composer
-        # waits while the rate limit allows more than the window shows and more wait behind.
-        m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth,
-                                                 RSP_LIMIT if windowed else 1,
-                                                 held=cfg.tx_rsp_depth if windowed else None)
+        m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth, 1)
+        m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth, 1)
         self._requests(m, intake.req_out, req_q.i)
-        m.d.comb += [rsp_q.i.payload.eq(intake.rsp_entry.payload),
-                     rsp_q.i.valid.eq(intake.rsp_entry.valid),
-                     intake.rsp_entry.ready.eq(rsp_q.i.ready)]
-        if windowed:
-            m.submodules.compose = comp = TxCompose()
-            m.d.comb += [
-                comp.req.eq(req_q.entries), comp.req_count.eq(req_q.count),
-                comp.req_hidden.eq(req_q.hidden),
-                comp.rsp.eq(rsp_q.entries), comp.rsp_count.eq(rsp_q.count),
-                comp.rsp_next.eq(rsp_q.entries_next),
-                req_q.pop.eq(comp.req_pop), rsp_q.pop.eq(comp.rsp_pop),
-            ]
-            return comp
+        wiring.connect(m, intake.rsp_entry, rsp_q.i)
         m.submodules.compose = comp = TxFill()
         for queue, head in ((req_q, comp.req), (rsp_q, comp.rsp)):
             m.d.comb += [head.payload.eq(queue.entries[0]), head.valid.eq(queue.count != 0),

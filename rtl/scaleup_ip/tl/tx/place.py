@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Placement of a decided control half-flit: its sectors, the credits it spends and returns, and
+"""What placing a decided control half-flit takes, shared by the packers' placers: the queue
+entries and their fields, the footprints, the Flow Control fields, the credits a half spends and
 the data it calls for."""
 
 import operator
 from functools import reduce
 
-from amaranth import Array, Cat, Const, Module, Mux, Shape, Signal
-from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth import Array, Cat, Const, Mux, Shape, Signal
+from amaranth.lib import data
 from amaranth.utils import exact_log2
 
 from ..layout import (
@@ -15,19 +15,14 @@ from ..layout import (
     CACHE_LINE_LSB,
     CACHE_TAG_LSB,
     CMD_CREDIT_MAX,
-    CREDIT_BITS,
     DATA_CREDIT_MAX,
-    REQ_LIMIT,
     REQS_PER_CONTROL,
-    RSP_LIMIT,
     SECTORS_PER_HALF,
     CreditClass,
     CreditSlot,
     FType,
     ReqCmd,
     compressed_request,
-    control_half,
-    credit_array,
     flow_control,
     single_beat_response,
     uncompressed_request,
@@ -37,23 +32,19 @@ from ..layout import (
 from ..logic import above
 
 __all__ = [
-    "ControlPlacer",
     "encode_request",
     "flow_control_fields",
     "place_flow_control",
     "place_requests",
     "request_footprints",
     "request_word",
-    "response_offsets",
     "response_word",
-    "rsp_totals_layout",
     "schedule_layout",
     "spend_and_schedule",
     "tx_req_entry",
     "tx_rsp_entry",
     "unit_word",
     "wide_start",
-    "window_members",
 ]
 
 #: Bit of the POOL flag in each field, from the layouts [Tables 5-29..5-36].
@@ -86,12 +77,7 @@ tx_rsp_entry = data.StructLayout({
     "vc": 2,
     "beats": 3,        # read data beats, 0 for write responses
     "run": 6,          # read beats of every response queued so far, this one included, mod 64
-    "same_vc": 1,      # same VC as the response queued before it
 })
-
-#: Read beats of responses ``0..j`` of the response window together, for each ``j`` (at most
-#: 8 responses of 4 beats: 32; the width of ``run``).
-rsp_totals_layout = data.ArrayLayout(tx_rsp_entry["run"].shape, RSP_LIMIT)
 
 #: The data half-flits a control half-flit calls for, in order.
 schedule_layout = data.StructLayout({
@@ -100,114 +86,6 @@ schedule_layout = data.StructLayout({
     "rsp_beats": 6,
     "skip": 1,         # the first data half-flit went with the control, from the data queue [ours]
 })
-
-
-def window_members():
-    """The queue windows a control half-flit is made from (:class:`~scaleup_ip.tl.queue.WindowQueue`
-    ``entries`` and ``count``), as component members ``req``, ``req_count``, ``rsp`` and
-    ``rsp_count``."""
-    return {
-        "req": In(data.ArrayLayout(tx_req_entry, REQ_LIMIT)),
-        "req_count": In(range(REQ_LIMIT + 1)),
-        "rsp": In(data.ArrayLayout(tx_rsp_entry, RSP_LIMIT)),
-        "rsp_count": In(range(RSP_LIMIT + 1)),
-    }
-
-
-class ControlPlacer(wiring.Component):
-    """Builds the control half-flit :class:`~scaleup_ip.tl.tx.decide.TxDecide` decided (README §3
-    rules 3-5): requests from sector 0 at their footprints, responses after them, Flow Control
-    fields in the sectors left (a gap before an aligned uncompressed request first), one per
-    credit slot with something pending. Combinational.
-
-    Members
-    -------
-    req, req_count : In
-        The request queue window (:data:`tx_req_entry`, oldest first) and its valid entries.
-    rsp, rsp_count : In
-        The response queue window (:data:`tx_rsp_entry`) and its valid entries.
-    rsp_total : In(rsp_totals_layout)
-        Read beats of each prefix of the response window.
-    pending : In(credit_array(CREDIT_BITS))
-        Credits to return to the peer.
-    n_req, n_rsp, req_pool, rsp_pool : In
-        The decision: how many requests and responses, and whether they spend pool credits.
-    half : Out(control_half)
-        The control half-flit, every field's POOL bit set from the decision.
-    spent : Out(credit_array(CREDIT_BITS))
-        Credits the chosen fields consume.
-    sent : Out(credit_array(5))
-        Credits returned by the flow-control fields.
-    schedule : Out(schedule_layout)
-        The data the half calls for.
-    """
-
-    def __init__(self):
-        super().__init__({
-            **window_members(),
-            "rsp_total": In(rsp_totals_layout),
-            "pending": In(credit_array(CREDIT_BITS)),
-            "n_req": In(range(REQS_PER_CONTROL + 1)),
-            "n_rsp": In(range(RSP_LIMIT + 1)),
-            "req_pool": In(1),
-            "rsp_pool": In(1),
-            "half": Out(control_half),
-            "spent": Out(credit_array(CREDIT_BITS)),
-            "sent": Out(credit_array(5)),
-            "schedule": Out(schedule_layout),
-        })
-
-    def elaborate(self, platform):
-        m = Module()
-        self._spend(m)
-        starts, ends, used = request_footprints(
-            m, [e.wide for e in self.req[:REQS_PER_CONTROL]], "place")
-        rsp_start = Signal(range(2 * SECTORS_PER_HALF))
-        fc_start = Signal(range(2 * SECTORS_PER_HALF))
-        gap = Signal()                   # sectors 3-2 free before an uncompressed request
-        m.d.comb += [
-            rsp_start.eq(Array(ends)[self.n_req]),
-            gap.eq(Array(ends)[self.n_req] != Array(used)[self.n_req]),
-        ]
-        offsets, spans = response_offsets(
-            m, [e.wide for e in self.rsp], "place")
-        m.d.comb += fc_start.eq(rsp_start + Array(spans)[self.n_rsp])
-        fields = flow_control_fields(m, self.pending)
-        # Every sector is the OR of the fields the decision puts there (one at most; none: NOP):
-        # an AND-OR per sector, not a chain of priority multiplexers.
-        terms = [[] for _ in range(SECTORS_PER_HALF)]
-        place_requests(m, terms, self.req, self.n_req, self.req_pool, starts)
-        self._place_responses(m, terms, rsp_start, offsets)
-        place_flow_control(m, terms, fields, fc_start, self.sent, gap)
-        for s, these in enumerate(terms):
-            m.d.comb += self.half[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
-        return m
-
-    def _spend(self, m):
-        """Credits the chosen fields spend, and the data they call for."""
-        rsp_total = Array([0, *self.rsp_total])
-        req_beats = [Const(0, 5)]
-        for e in self.req[:REQS_PER_CONTROL]:
-            req_beats.append(req_beats[-1] + e.beats)
-        req_beats = Array(req_beats)
-        rsp_beats = rsp_total
-        spend_and_schedule(m, self.spent, self.schedule, self.req, (
-            (self.n_req, req_beats[self.n_req], self.req_pool, self.req[0].vc),
-            (self.n_rsp, rsp_beats[self.n_rsp], self.rsp_pool, self.rsp[0].vc)))
-
-    def _place_responses(self, m, terms, rsp_start, offsets):
-        """The responses from ``rsp_start``, response ``j`` at ``offsets[j]`` after it."""
-        for j in range(RSP_LIMIT):
-            entry = self.rsp[j]
-            word = response_word(m, entry, self.rsp_pool, f"rsp_word{j}")
-            pos = Signal(range(2 * SECTORS_PER_HALF), name=f"rsp_pos{j}")
-            m.d.comb += pos.eq(rsp_start + offsets[j])
-            for s in range(SECTORS_PER_HALF):
-                here = Signal(name=f"rsp{j}_at{s}")
-                m.d.comb += here.eq((j < self.n_rsp) & (pos == s))
-                terms[s].append((here, word[:32]))
-                if s + 1 < SECTORS_PER_HALF:
-                    terms[s + 1].append((here & entry.wide, word[32:]))
 
 
 def spend_and_schedule(m, spent, schedule, req, kinds):
@@ -369,26 +247,6 @@ def request_footprints(m, wide, name):
         ends.append(end)
         used.append(cover)
     return starts, ends, used
-
-
-def response_offsets(m, wide, name):
-    """Where responses whose fields are ``wide`` (uncompressed, 2 sectors) or not go, placed in
-    order from an even sector, each at the next sector its footprint allows: a NOP sector
-    before an uncompressed field that would start at an odd one (README §3 rule 4).
-
-    Returns ``(offsets, spans)``: the sector of response ``j`` from the first response's, and
-    for each prefix of ``k`` responses (``k`` = 0 .. ``len(wide)``) the sectors it spans.
-    Combinational.
-    """
-    offsets, spans = [], [Const(0, 5)]
-    for j, w in enumerate(wide):
-        offset = Signal(5, name=f"{name}_rsp_off{j}")
-        span = Signal(5, name=f"{name}_rsp_span{j + 1}")
-        last = spans[-1]
-        m.d.comb += [offset.eq(last + (w & last[0])), span.eq(offset + 1 + w)]
-        offsets.append(offset)
-        spans.append(span)
-    return offsets, spans
 
 
 #: ReqLen counts doublewords less one; a 64-byte beat is 16 of them, so for a whole number of

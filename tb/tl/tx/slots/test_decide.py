@@ -15,10 +15,20 @@ from scaleup_ip.tl import LEAD_SLACK, SLOT_WINDOW
 from scaleup_ip.tl.tx.slots import SlotDecide, request_slots
 from sim import harness
 from sim.prove import prove
-from tb.tl.tx.test_decide import _thermometer_ok, _within
 
 #: Random windows per run (the long form's at ``make soak``).
 CASES = harness.long_form(1000, 20_000)
+
+
+def _thermometer_ok(bits):
+    """``bits`` is a thermometer: no bit set above a clear one."""
+    return Cat(*(~bits[i + 1] | bits[i] for i in range(len(bits) - 1))).all()
+
+
+def _within(count, thermometer):
+    """``count`` items are no more than ``thermometer`` (bit ``i``: more than ``i``) admits."""
+    return (count == 0) | Cat(*((count == i + 1) & thermometer[i]
+                                for i in range(len(thermometer)))).any()
 
 
 def random_window(rng):

@@ -29,8 +29,8 @@ from ..compose import (
     record_queue,
     schedule_queue,
 )
-from ..decide import prefix_credits, request_prefixes
 from ..place import tx_req_entry
+from .credits import prefix_credits, request_prefixes
 from .decide import SlotDecide
 from .place import SlotPlacer
 
@@ -55,9 +55,16 @@ _choice = data.StructLayout({
 class SlotCompose(wiring.Component):
     """Decides each control half-flit by the slot packer's rules (README §3, *Slot packer*;
     :class:`~scaleup_ip.tl.tx.slots.decide.SlotDecide` with rule 6 beside it) and hands it on
-    as a record, as :class:`~scaleup_ip.tl.tx.compose.TxCompose` does for rules 3 and 4, whose
-    members and timing it shares (two clocks a control: the decision registered, then placed
-    by :class:`~scaleup_ip.tl.tx.slots.place.SlotPlacer` and applied), with these windows:
+    as a record.
+
+    A control takes two clocks: the decision is registered from registered state, then
+    placed by :class:`~scaleup_ip.tl.tx.slots.place.SlotPlacer` and applied (queue pops,
+    credits spent and returned, rate limits, the position of the next control). Flits are
+    counted *virtually*: from each control's data half-flits the composer knows how many flits
+    the emitter will send before the next control and whether that one is swapped, so rate
+    limits and the initialisation message follow the flit sequence exactly as if the choice
+    were made as the flit leaves. The members it shows the emitter and the credit ports are
+    :func:`~scaleup_ip.tl.tx.compose.composer_members`; the windows:
 
     Members
     -------
