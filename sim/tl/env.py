@@ -129,6 +129,10 @@ class TlTxEnv:
         await RisingEdge(self.dut.clk)
         self.dut.give_init.value = 1
 
+    async def release_more(self, table):
+        """The local receiver releases ``table`` more credits (entries it freed)."""
+        await self._pulse(self.dut.give, table)
+
     def send(self, item):
         """Queue a model item as UPLI beats."""
         self.items.send(item)

@@ -327,13 +327,23 @@ class TxFill(wiring.Component):
         req.spend(m, close & ~msg, spent)
         rsp.spend(m, close & ~msg, spent)
         returned = Signal.like(sent)
-        fc_img = self._flow_control(m, req_end + rsp_span, returned)
+        fc_img, kept = self._flow_control(m, req_end + rsp_span, returned)
         # What the Flow Control fields return is registered every clock and counted only in
         # the clock after a close, so that ``close`` drives none of these registers.
         sent_now = Signal.like(sent)
         m.d.sync += sent.eq(returned)
         m.d.comb += sent_now.eq(Mux(closed & ~closed_msg, sent, 0))
-        held = account_credits(m, self, Const(1), spent, sent_now, None, fc_pending)
+        # Whether a return stays pending after them, likewise: the fields were placed on the
+        # counts of the clock before, to which only that clock's releases were added (no
+        # control closed then), so some return stays pending when one was ``kept`` or
+        # released then; no subtraction of the counters is in front of ``fc_pending``.
+        kept_r = Signal()
+        given_r = Signal()
+        m.d.sync += [kept_r.eq(kept), given_r.eq(Cat(*(getattr(self.give, c.name.lower())[s]
+                                                      for c in CreditClass
+                                                      for s in CreditSlot)).any())]
+        held = account_credits(m, self, Const(1), spent, sent_now, None, fc_pending,
+                               Mux(closed & ~closed_msg, kept_r | given_r, fc_pending))
         for kind, head, ok, credit, pool in ((req, rh, req_ok, req_credit, req_pool),
                                              (rsp, sh, rsp_ok, rsp_credit, rsp_pool)):
             m.d.comb += [x.eq(y) for x, y in zip((credit, pool), kind.credits(m, held, head, ok))]
@@ -432,13 +442,14 @@ class TxFill(wiring.Component):
     def _flow_control(self, m, fc_start, sent):
         """Flow Control fields from ``fc_start`` on, one per slot with credits pending while
         sectors last (README §3 rule 5, without the gap), registered: the sectors they fill
-        (all others 0), and ``sent`` what they return."""
+        (all others 0), and ``sent`` what they return; with whether a return stays pending
+        after them (:func:`~scaleup_ip.tl.tx.place.place_flow_control`'s ``kept``)."""
         img = Signal(control_half, name="fc_img")
         terms = [[] for _ in range(SECTORS_PER_HALF)]
-        place_flow_control(m, terms, flow_control_fields(m, self.pending), fc_start, sent)
+        kept = place_flow_control(m, terms, flow_control_fields(m, self.pending), fc_start, sent)
         for s, these in enumerate(terms):
             m.d.sync += img[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
-        return img
+        return img, kept
 
 
 #: What a round tests of the balance while a request without data may go: ``over``, ``diff``
