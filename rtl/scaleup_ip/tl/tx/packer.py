@@ -196,7 +196,13 @@ class TlTx(ConfiguredComponent):
                      req_flags.i.payload.beats.eq(request.payload.beats),
                      req_flags.i.payload.be.eq(request.payload.be),
                      req_flags.i.payload.be_pos.eq(request.payload.be_pos)]
-        wiring.connect(m, intake.rsp_entry, rsp_q.i)
+        # Responses reach the unit queue through a register stage: whether one joins a unit
+        # (and the window and rule 6 it changes, formed a clock ahead) then starts from
+        # registers, not from the UPLI channels through the intake's choice. One clock more
+        # of latency for responses [ours].
+        m.submodules.rsp_stage = rsp_stage = SkidBuffer(tx_rsp_entry)
+        wiring.connect(m, intake.rsp_entry, rsp_stage.i)
+        wiring.connect(m, rsp_stage.o, rsp_q.i)
         m.d.comb += [
             comp.req_flags.eq(req_flags.entries), comp.req_flags_next.eq(req_flags.entries_next),
             comp.req_banks.eq(req_q.reads),

@@ -36,7 +36,7 @@ class UnitQueue(wiring.Component):
     Members
     -------
     i : In(stream.Signature(tx_rsp_entry))
-        Responses in (``run`` and ``same_vc`` are not used). ``ready`` is low only
+        Responses in (``run`` is not used). ``ready`` is low only
         while ``depth`` units are held.
     flags : Out(ArrayLayout(unit_flags, SLOT_WINDOW))
         The oldest units, oldest first, from registers; ``count`` valid. The oldest shows only
