@@ -84,8 +84,9 @@ class TlTx(ConfiguredComponent):
     half-flits each calls for are made ready, one beat per clock, from the clock after it is
     composed (:class:`~scaleup_ip.tl.tx.data.DataSequencer`, fed from registers only); the flit
     emitter follows the flit rule from ``owed``, the head record and how many data half-flits
-    are ready. Latency: a request or response accepted at clock ``t`` can leave in the flit
-    presented at ``t + 3`` when the link is idle: a control composed while no record is
+    are ready. Latency: a request accepted at clock ``t`` can leave in the flit presented at
+    ``t + 3`` when the link is idle, a response at ``t + 4`` (the slot packer's responses
+    reach its unit queue through a register stage): a control composed while no record is
     queued goes straight into the flit register, and when no data is owed its first data
     half-flit comes from the oldest beat of its data queue (in the register stage after the
     block RAM, or at the block RAM's output), the sequencer skipping it. Throughput: one flit
