@@ -41,7 +41,7 @@ _choice = data.StructLayout({
     "a": range(SLOT_WINDOW + 1),
     "u": range(SLOT_WINDOW + 1),
     "cut": 1,
-    "pair": 1,                           # the last unit touched held two when decided
+    "base": 6,                           # ``run`` of the last response it takes
     "b": range(RSP_LIMIT + 1),
     "req_pool": 1,
     "rsp_pool": 1,
@@ -84,7 +84,8 @@ class SlotCompose(wiring.Component):
     unit_take, unit_cut : Out
         Units taken, and whether the oldest unit left loses its first response.
     freeze : Out(1)
-        Units are taken this clock (no response may join them).
+        A decision may be registered, or units are taken, this clock: no response may join a
+        unit of the window.
     """
 
     def __init__(self):
@@ -126,12 +127,9 @@ class SlotCompose(wiring.Component):
         chosen = Signal()
         msg = Signal()
         pick = Signal(_choice)
-        # A response may join the newest unit while its decision is registered (``freeze``
-        # is only for the clock that takes it): if that unit was taken whole as a response
-        # alone, the control takes its first response only, as decided.
-        last = self.unit_flags[(pick.u - 1)[:2]]
-        cut = Signal()
-        m.d.comb += cut.eq(pick.cut | ((pick.u != 0) & last.pair & ~pick.pair))
+        # No response joins a unit of the window while a decision may be registered or is
+        # applied (``freeze``), so the units a decision saw are the ones it takes.
+        cut = pick.cut
         m.submodules.place = place = SlotPlacer()
         m.d.comb += [
             place.req.eq(self.req_flags), place.req_banks.eq(self.req_banks),
@@ -152,7 +150,9 @@ class SlotCompose(wiring.Component):
         ]
         queue = record_queue(m, self, chosen, rec, pick.first_req)
         room = schedule_queue(m, self, chosen & ~msg & (pick.halves != 0), place.schedule)
-        m.d.comb += self.freeze.eq(chosen)
+        may = Signal()                   # a decision may be registered this clock
+        m.d.comb += [may.eq(self.want & (queue.level < RECORDS_AHEAD) & room),
+                     self.freeze.eq(chosen | may)]
         held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, None, fc_pending,
                               place.kept)
         dec = self._decide(m, self._ahead(m, capped_credits(m, held), rates, init_next,
@@ -162,7 +162,7 @@ class SlotCompose(wiring.Component):
             m.d.comb += [self.req_pop.eq(pick.a), self.unit_take.eq(pick.u - cut),
                          self.unit_cut.eq(cut)]
             with m.If(pick.u != 0):
-                m.d.comb += base_next.eq(Mux(cut, last.rsp[0].run, last.rsp[1].run))
+                m.d.comb += base_next.eq(pick.base)
             with m.If(msg):              # its own flit only; nothing owed after it
                 m.d.comb += init_next.eq(1)
                 m.d.sync += swap.eq(0)
@@ -174,7 +174,7 @@ class SlotCompose(wiring.Component):
                     rates.rsp_out_next.eq(outstanding_after(rates.rsp_out, pick.b, flits)),
                 ]
                 count_lead(m, lead, pick.a, pick.b)
-        with m.Elif(self.want & (queue.level < RECORDS_AHEAD) & room):
+        with m.Elif(may):
             msg_due = self.give_init & ~init & ~fc_pending & ~swap
             with m.If(msg_due | swap | (dec.a != 0) | (dec.b != 0) | fc_pending):
                 m.d.sync += [chosen.eq(1), msg.eq(msg_due), pick.eq(Mux(msg_due, 0, dec))]
@@ -243,22 +243,24 @@ class SlotCompose(wiring.Component):
             beats = Signal(6, name=f"lane{a}_rsp_beats")
             by_vc = Signal(name=f"lane{a}_rsp_vc")
             halves = Signal(7, name=f"lane{a}_halves")
-            pair = Signal(name=f"lane{a}_pair")
+            run = Signal(6, name=f"lane{a}_base")
             m.d.comb += [
                 beats.eq(or_all([Mux(e, Mux(cut, by_units[2 * j + 1][1], by_units[2 * j][1]), 0)
                                  for j, e in enumerate(ends)])),
                 by_vc.eq(or_all([e & Mux(cut, by_units[2 * j + 1][0], by_units[2 * j][0])
                                  for j, e in enumerate(ends)])),
                 halves.eq(req_halves[a] + Cat(Const(0, 1), beats)),
-                pair.eq(or_all([e & self.unit_flags[j].pair for j, e in enumerate(ends)])),
+                run.eq(or_all([Mux(e, Mux(cut, self.unit_flags[j].rsp[0].run,
+                                          self.unit_flags[j].rsp[1].run), 0)
+                               for j, e in enumerate(ends)])),
             ]
             lanes.append({"rsp_beats": beats, "rsp_pool": ~by_vc & (u != 0),
-                          "halves": halves, "pair": pair, "req_beats": req_beats[a],
+                          "halves": halves, "base": run, "req_beats": req_beats[a],
                           "first_req": first_req[a],
                           "req_pool": ~req_vc[a - 1] if a else Const(0)})
         out = Signal(_choice, name="slot_decision")
         m.d.comb += [out.a.eq(dec.a), out.u.eq(dec.u), out.cut.eq(dec.cut), out.b.eq(dec.b)]
-        for name, shape in (("rsp_beats", 6), ("rsp_pool", 1), ("halves", 7), ("pair", 1),
+        for name, shape in (("rsp_beats", 6), ("rsp_pool", 1), ("halves", 7), ("base", 6),
                             ("req_beats", 5), ("first_req", 1), ("req_pool", 1)):
             m.d.comb += getattr(out, name).eq(or_all([
                 Mux(dec.chosen[a], lane[name], Const(0, shape)) for a, lane in enumerate(lanes)]))

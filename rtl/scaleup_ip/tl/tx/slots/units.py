@@ -53,8 +53,9 @@ class UnitQueue(wiring.Component):
         The oldest unit left after ``take`` loses its first response this clock (a decision
         took it alone); it must hold two.
     freeze : In(1)
-        Units of the window are taken this clock: a response does not join a unit in the
-        window (so that a response never joins a unit as it leaves).
+        Units of the window may be decided on or are taken this clock: a response does not
+        join a unit in the window (so that a response never joins a unit a decision has seen
+        without it, or as it leaves).
 
     Latency: a response accepted at clock ``t`` is in ``units`` from ``t + 1``.
     """
