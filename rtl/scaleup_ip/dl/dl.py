@@ -7,7 +7,6 @@ from amaranth.lib import enum
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import ConfiguredComponent
-from ..skid import SkidBuffer
 from ..tl.layout import flit_stream
 from .crc.check import DlCrcCheck
 from .crc.insert import DlCrcInsert
@@ -18,11 +17,9 @@ from .layout import (
     REPLAY_LIMIT_BITS,
     DlConfig,
     LinkMode,
-    body_beat_layout,
     phy_stream,
     rx_counts,
     tx_counts,
-    unpack_beat_layout,
 )
 from .llr.rx import LlrRx
 from .llr.tx import LlrTx
@@ -135,24 +132,15 @@ class UalinkDl(ConfiguredComponent):
         m.submodules.from_wire = from_wire = DlFromWire()
         m.submodules.llr_rx = rx = LlrRx(cfg)
         m.submodules.unpack = unpack = DlUnpack()
-        # Two register stages [ours], a clock of latency each: between the packer and the
-        # transmitter (whose choice of the next flit, and the CRC stage's ready behind it,
-        # would otherwise reach the packer's registers), and between the receiver and the
-        # unpacker (whose decision to take a beat would otherwise reach the receive CRC
-        # stage's queues).
-        m.submodules.body_stage = body_stage = SkidBuffer(body_beat_layout)
-        m.submodules.unpack_stage = unpack_stage = SkidBuffer(unpack_beat_layout)
         connect(m, flipped(self.tl_in), pack.i)
-        connect(m, pack.o, body_stage.i)
-        connect(m, body_stage.o, tx.body)
+        connect(m, pack.o, tx.body)
         connect(m, tx.o, to_wire.i)
         connect(m, to_wire.o, crc_tx.i)
         connect(m, crc_tx.o, flipped(self.phy_out))
         connect(m, flipped(self.phy_in), crc_rx.i)
         connect(m, crc_rx.o, from_wire.i)
         connect(m, from_wire.o, rx.i)
-        connect(m, rx.o, unpack_stage.i)
-        connect(m, unpack_stage.o, unpack.i)
+        connect(m, rx.o, unpack.i)
         connect(m, unpack.o, flipped(self.tl_out))
         # The receiver's commands and its own Replay Requests reach the transmitter through
         # registers: one clock of Ack and Replay Request latency [ours], off the transmitter's
