@@ -110,6 +110,9 @@ def composer_members():
     want : In(1)
         The emitter will soon need a control half-flit; a record is composed only then, so
         that it sees what has arrived by that time.
+    may_want : In(1)
+        ``want`` may be high this clock: high whenever it is, from fewer gates (the link's
+        ready and registers).
     record : Out(stream.Signature(record_layout))
         The next control half-flits (or message), up to :data:`RECORDS_AHEAD` composed ahead.
         When none is queued, the record may be offered in the clock it is composed
@@ -133,6 +136,7 @@ def composer_members():
         "give": In(credit_update_layout),
         "give_init": In(1),
         "want": In(1),
+        "may_want": In(1),
         "record": Out(stream.Signature(record_layout)),
         "direct": Out(1),
         "first_req": Out(1),

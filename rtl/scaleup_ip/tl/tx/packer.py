@@ -246,10 +246,15 @@ class TlTx(ConfiguredComponent):
         load = Signal()                  # the output register takes a new flit this clock
         control = Signal()               # ... and it holds a new control half-flit
         nxt = Signal.like(self.flit.payload)
+        # ``owed`` falls by at most 2 a clock, so ``want`` is high only in a clock after one
+        # in which ``owed`` was at most WANT_AHEAD + 2: ``may_want`` from that register.
+        soon = Signal(init=1)
+        m.d.sync += soon.eq(owed <= WANT_AHEAD + 2)
         m.d.comb += [
             load.eq(~self.flit.valid | self.flit.ready),
             # Compose ahead only while flits are moving: records see what arrived by then.
             comp.want.eq(load & (owed <= WANT_AHEAD)),
+            comp.may_want.eq(load & soon),
         ]
         emit = Signal()
         go = Signal()

@@ -152,7 +152,7 @@ class SlotCompose(wiring.Component):
         room = schedule_queue(m, self, chosen & ~msg & (pick.halves != 0), place.schedule)
         may = Signal()                   # a decision may be registered this clock
         m.d.comb += [may.eq(self.want & (queue.level < RECORDS_AHEAD) & room),
-                     self.freeze.eq(chosen | may)]
+                     self.freeze.eq(chosen | self.may_want)]
         held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, None, fc_pending,
                               place.kept)
         dec = self._decide(m, self._ahead(m, capped_credits(m, held), rates, init_next,
