@@ -125,7 +125,7 @@ class TlTxEnv:
 
     async def release(self, table):
         """The local receiver releases its initial credits ``table``, then says it is done."""
-        await self._pulse(self.dut.give, table)
+        await self.release_more(table)
         await RisingEdge(self.dut.clk)
         self.dut.give_init.value = 1
 

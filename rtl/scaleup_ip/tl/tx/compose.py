@@ -25,7 +25,7 @@ from .place import schedule_layout
 
 __all__ = ["DECIDE_CREDIT_BITS", "RECORDS_AHEAD", "RateState", "SCHEDULES_AHEAD",
            "account_credits", "capped_credits", "composer_members", "count_lead",
-           "flits_to_next", "outstanding_after", "record_layout", "record_queue",
+           "flits_to_next", "outstanding_after", "record_layout", "record_queue", "released",
            "schedule_queue"]
 
 #: Width of the capped credit counters a decision compares: 127 covers the most one control
@@ -188,20 +188,24 @@ def schedule_queue(m, comp, write, schedule):
     return sched_q.i.ready
 
 
-def account_credits(m, comp, applied, spent, sent, capped, fc_pending, kept=None):
-    """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
-    returns sent (``sent``) and released. The credits held are also kept ``capped`` for the
-    decision (unless ``None``), and whether any return is pending (``fc_pending``). The grants
-    and releases are
-    added first, so that ``applied`` is one subtraction from the registers. Returns the credits
-    held as of the next clock (``held[class][slot]``, combinational).
+def released(give):
+    """Whether the local receiver releases any credit this clock (``give``,
+    :data:`~scaleup_ip.tl.layout.credit_update_layout`)."""
+    return Cat(*(getattr(give, c.name.lower())[s].any()
+                 for c in CreditClass for s in CreditSlot)).any()
 
-    With ``kept`` (:func:`~scaleup_ip.tl.tx.place.place_flow_control`'s: some return stays
-    pending once ``sent`` is), ``fc_pending`` follows from it, from the releases and from
-    itself, not from the counters' subtraction: a count left over is either never sent or
-    released this clock."""
-    owed = []
-    given = []
+
+def account_credits(m, comp, applied, spent, sent, fc_pending, kept):
+    """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
+    returns sent (``sent``) and released; and whether any return is pending (``fc_pending``).
+    The grants and releases are added first, so that ``applied`` is one subtraction from the
+    registers. Returns the credits held as of the next clock (``held[class][slot]``,
+    combinational).
+
+    ``fc_pending`` follows from ``kept`` (:func:`~scaleup_ip.tl.tx.place.place_flow_control`'s:
+    some return stays pending once ``sent`` is), from the releases and from itself, not from
+    the counters' subtraction: a count left over is either never sent or released this
+    clock."""
     nxt = {c: {} for c in CreditClass}
     for c in CreditClass:
         for s in CreditSlot:
@@ -215,14 +219,7 @@ def account_credits(m, comp, applied, spent, sent, capped, fc_pending, kept=None
                         - Mux(applied, sent[c][s], 0)),
             ]
             m.d.sync += [comp.credits[c][s].eq(held), comp.pending[c][s].eq(left)]
-            owed.append(left.any())
-            given.append(getattr(comp.give, name)[s].any())
-    if capped is not None:
-        m.d.sync += capped.eq(capped_credits(m, nxt))
-    if kept is None:
-        m.d.sync += fc_pending.eq(Cat(*owed).any())
-    else:
-        m.d.sync += fc_pending.eq(Cat(*given).any() | Mux(applied, kept, fc_pending))
+    m.d.sync += fc_pending.eq(released(comp.give) | Mux(applied, kept, fc_pending))
     return nxt
 
 

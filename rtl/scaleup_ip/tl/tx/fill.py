@@ -34,6 +34,7 @@ from .compose import (
     flits_to_next,
     outstanding_after,
     record_layout,
+    released,
 )
 from .place import (
     flow_control_fields,
@@ -339,10 +340,8 @@ class TxFill(wiring.Component):
         # released then; no subtraction of the counters is in front of ``fc_pending``.
         kept_r = Signal()
         given_r = Signal()
-        m.d.sync += [kept_r.eq(kept), given_r.eq(Cat(*(getattr(self.give, c.name.lower())[s]
-                                                      for c in CreditClass
-                                                      for s in CreditSlot)).any())]
-        held = account_credits(m, self, Const(1), spent, sent_now, None, fc_pending,
+        m.d.sync += [kept_r.eq(kept), given_r.eq(released(self.give))]
+        held = account_credits(m, self, Const(1), spent, sent_now, fc_pending,
                                Mux(closed & ~closed_msg, kept_r | given_r, fc_pending))
         for kind, head, ok, credit, pool in ((req, rh, req_ok, req_credit, req_pool),
                                              (rsp, sh, rsp_ok, rsp_credit, rsp_pool)):

@@ -128,15 +128,15 @@ class SlotCompose(wiring.Component):
         msg = Signal()
         pick = Signal(_choice)
         # No response joins a unit of the window while a decision may be registered or is
-        # applied (``freeze``), so the units a decision saw are the ones it takes.
-        cut = pick.cut
+        # applied (``freeze``), so the units a decision saw are the ones it takes and
+        # ``pick.cut`` stands as decided.
         m.submodules.place = place = SlotPlacer()
         m.d.comb += [
             place.req.eq(self.req_flags), place.req_banks.eq(self.req_banks),
             place.req_lane.eq(self.req_lane), place.units.eq(self.unit_flags),
             place.unit_words.eq(self.unit_words), place.unit_lane.eq(self.unit_lane),
             place.pending.eq(self.pending),
-            place.a.eq(pick.a), place.u.eq(pick.u), place.cut.eq(cut), place.b.eq(pick.b),
+            place.a.eq(pick.a), place.u.eq(pick.u), place.cut.eq(pick.cut), place.b.eq(pick.b),
             place.req_pool.eq(pick.req_pool), place.rsp_pool.eq(pick.rsp_pool),
             place.req_beats.eq(pick.req_beats), place.rsp_beats.eq(pick.rsp_beats),
         ]
@@ -153,14 +153,14 @@ class SlotCompose(wiring.Component):
         may = Signal()                   # a decision may be registered this clock
         m.d.comb += [may.eq(self.want & (queue.level < RECORDS_AHEAD) & room),
                      self.freeze.eq(chosen | self.may_want)]
-        held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, None, fc_pending,
-                              place.kept)
+        held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, fc_pending,
+                               place.kept)
         dec = self._decide(m, self._ahead(m, capped_credits(m, held), rates, init_next,
                                           base_next), fc_pending, lead, swap)
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
-            m.d.comb += [self.req_pop.eq(pick.a), self.unit_take.eq(pick.u - cut),
-                         self.unit_cut.eq(cut)]
+            m.d.comb += [self.req_pop.eq(pick.a), self.unit_take.eq(pick.u - pick.cut),
+                         self.unit_cut.eq(pick.cut)]
             with m.If(pick.u != 0):
                 m.d.comb += base_next.eq(pick.base)
             with m.If(msg):              # its own flit only; nothing owed after it
