@@ -32,3 +32,37 @@ def test_worst_and_missed():
     assert report.missed(runs[2]) == ["fast"]
     assert report.missed(_figures(4, clk=100.0, fast=120.0)) == ["clk", "fast"]
     assert report.worst(runs[:2])["seed"] == 2
+
+
+def _net(*endpoints):
+    return {"net": "n", "driver": "d", "port": "F", "event": "posedge clk",
+            "endpoints": [{"cell": c, "port": p, "event": "posedge clk", "delay": [0.5, d]}
+                          for c, p, d in endpoints]}
+
+
+def test_census():
+    """Late registers, each counted once at its longest delay over its ports, grouped by the
+    first parts of their names without the cells' suffixes, worst group first."""
+    from fpga import census
+    detailed = {"detailed_net_timings": [
+        _net(("top.a.x_TRELLIS_FF_Q", "DI", 9.0), ("top.a.x_TRELLIS_FF_Q_1", "M", 11.0)),
+        _net(("top.a.x_TRELLIS_FF_Q", "CE", 10.5), ("top.b.q.storage.0.1$DPRAM_COMB3", "WAD0",
+                                                     12.25)),
+        _net(("top.b.q.storage.0.0$DPRAM_COMB0", "WD", 10.0), ("top.c_TRELLIS_FF_Q", "LSR", 3.0)),
+    ]}
+    found = census.census(detailed, 10.0)
+    assert found == {"registers": 5, "late": 3, "worst_ns": 12.25,
+                     "groups": [("top.b.q", 1, 12.25), ("top.a.x", 2, 11.0)]}
+    assert census.census(detailed, 10.0, depth=2)["groups"] == [("top.b", 1, 12.25),
+                                                                 ("top.a", 2, 11.0)]
+    assert census.census(detailed, 20.0)["late"] == 0
+
+
+def test_census_args():
+    """The census places the build as it was, with its seed, its own report and log, no
+    bitstream configuration, and the detailed timing."""
+    from fpga import census
+    assert census.census_args(PLAN, 2) == [
+        "--quiet", "--freq", "125", "--report", "nextpnr-census-seed2.json", "--seed", "2",
+        "--timing-allow-fail", "--log", "top-census-seed2.tim", "--85k", "--package", "CABGA381",
+        "--speed", "6", "--json", "top.json", "--lpf", "top.lpf", "--detailed-timing-report"]
