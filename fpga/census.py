@@ -19,17 +19,17 @@ suffixes that Yosys and nextpnr add (``_TRELLIS_FF_Q...``, ``$DPRAM...``) remove
 import argparse
 import collections
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
 
 from fpga import report
+from sim import toolchain
 
-__all__ = ["CENSUS_REPORT", "census", "census_args", "detailed_report", "main"]
+__all__ = ["census", "census_args", "census_report", "detailed_report", "main"]
 
-#: The census's nextpnr report inside a build directory (``{seed}``: the placement seed).
-CENSUS_REPORT = "nextpnr-census-seed{seed}.json"
+#: What names the census's report and log beside the seed: ``nextpnr-report-census-seed1.json``.
+_TAG = "census-seed"
 
 _SUFFIX = re.compile(r"(_TRELLIS_|\$).*$")
 
@@ -56,31 +56,25 @@ def census(detailed, period_ns, depth=3):
 def detailed_report(build_dir, seed=report.SEED):
     """The detailed report of ``build_dir`` (an Amaranth build with its ``build_top.json``
     plan) for ``seed``: read if the census made it before, else placed and routed again with
-    the plan's nextpnr arguments, ``seed`` and ``--detailed-timing-report``."""
-    build_dir = Path(build_dir)
-    path = build_dir / CENSUS_REPORT.format(seed=seed)
+    the plan's nextpnr arguments (:func:`census_args`)."""
+    path = Path(build_dir) / census_report(seed)
     if not path.exists():
-        plan = json.loads((build_dir / "build_top.json").read_text())["commands"]
-        nextpnr = next(c for c in plan if c[0].startswith("nextpnr"))
-        tool = os.environ.get(nextpnr[0].upper().replace("-", "_"), nextpnr[0])
-        subprocess.run([tool, *census_args(nextpnr[1:], seed)], cwd=build_dir, check=True,
+        tool, args = report.nextpnr_plan(build_dir)
+        subprocess.run([tool, *census_args(args, seed)], cwd=build_dir, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return json.loads(path.read_text())
 
 
+def census_report(seed):
+    """The census's nextpnr report in a build directory, for ``seed``."""
+    return report.seeded(report.NEXTPNR_REPORT, seed, _TAG)
+
+
 def census_args(args, seed):
     """nextpnr's arguments ``args`` (of the build plan) for the census of ``seed``: that seed,
-    the census's own report and log, no bitstream configuration, the detailed timing."""
-    out, items = [], iter(report.reseeded(args, seed))
-    for arg in items:
-        out.append(arg)
-        if arg == "--report":
-            next(items)
-            out.append(CENSUS_REPORT.format(seed=seed))
-        elif arg == "--log":
-            next(items)
-            out.append(f"top-census-seed{seed}.tim")
-    return [*out, "--detailed-timing-report"]
+    the census's own report and log (:func:`~fpga.report.reseeded`), no bitstream
+    configuration, the detailed timing."""
+    return [*report.reseeded(args, seed, _TAG), "--detailed-timing-report"]
 
 
 def main(argv=None):
@@ -95,12 +89,10 @@ def main(argv=None):
                         help="name parts a group keeps (default: %(default)s)")
     parser.add_argument("--top", type=int, default=20, help="groups shown (default: %(default)s)")
     args = parser.parse_args(argv)
-    from sim import toolchain
     toolchain.setup()
     found = census(detailed_report(args.build_dir, args.seed), 1e3 / args.mhz, args.depth)
     print(f"{found['late']} of {found['registers']} registers and RAM cells late for "
-          f"{args.mhz:g} MHz "
-          f"(worst {found['worst_ns']} ns, seed {args.seed})")
+          f"{args.mhz:g} MHz (worst {found['worst_ns']} ns, seed {args.seed})")
     print(report.format_table([{"worst_ns": w, "late": n, "group": g}
                                for g, n, w in found["groups"][:args.top]],
                               ["worst_ns", "late", "group"]))

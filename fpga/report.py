@@ -31,7 +31,8 @@ from pathlib import Path
 from scaleup_ip.export import memory_init_by_rows
 
 __all__ = ["NEXTPNR_REPORT", "MAPPERS", "SEEDS", "mapper_overrides", "build", "nextpnr_opts",
-           "missed", "read_report", "reseeded", "tool_versions", "format_table", "worst"]
+           "nextpnr_plan", "missed", "read_report", "reseeded", "seeded", "tool_versions",
+           "format_table", "worst"]
 
 #: File name of nextpnr's JSON report inside a build directory.
 NEXTPNR_REPORT = "nextpnr-report.json"
@@ -115,33 +116,41 @@ def build(platform, top, build_dir, freq_mhz, mapper="abc9", seeds=SEEDS):
                        nextpnr_opts=nextpnr_opts(freq_mhz, seed=seeds[0]),
                        **mapper_overrides(mapper))
     device = f"{platform.device}-{platform.speed}{platform.package}"
-    plan = json.loads((build_dir / "build_top.json").read_text())["commands"]
-    nextpnr = next(c for c in plan if c[0].startswith("nextpnr"))
-    tool = os.environ.get(nextpnr[0].upper().replace("-", "_"), nextpnr[0])
+    tool, args = nextpnr_plan(build_dir)
     runs = {}
     for k in range(1, len(seeds), 2):               # two at a time: the machine's cores
         for seed in seeds[k:k + 2]:
-            runs[seed] = subprocess.Popen([tool, *reseeded(nextpnr[1:], seed)], cwd=build_dir,
+            runs[seed] = subprocess.Popen([tool, *reseeded(args, seed)], cwd=build_dir,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for seed in seeds[k:k + 2]:
             if runs[seed].wait():
                 raise RuntimeError(f"nextpnr with seed {seed} failed in {build_dir}")
-    reports = [read_report(build_dir / (_seeded(NEXTPNR_REPORT, seed) if k else NEXTPNR_REPORT),
+    reports = [read_report(build_dir / (seeded(NEXTPNR_REPORT, seed) if k else NEXTPNR_REPORT),
                            target_mhz=freq_mhz, device=device, seed=seed)
                for k, seed in enumerate(seeds)]
     return {**worst(reports), "fmax_by_seed": {r["seed"]: r["fmax_mhz"] for r in reports},
             "seconds": round(time.monotonic() - started, 1)}
 
 
-def _seeded(name, seed):
-    """The name of a file of another seed's run: ``top.tim`` → ``top-seed2.tim``."""
+def nextpnr_plan(build_dir):
+    """The nextpnr executable and its arguments in the build plan (``build_top.json``) of
+    Amaranth build ``build_dir``, the executable as the environment names it."""
+    plan = json.loads((Path(build_dir) / "build_top.json").read_text())["commands"]
+    nextpnr = next(c for c in plan if c[0].startswith("nextpnr"))
+    return os.environ.get(nextpnr[0].upper().replace("-", "_"), nextpnr[0]), nextpnr[1:]
+
+
+def seeded(name, seed, tag="seed"):
+    """The name of a file of another seed's run: ``top.tim`` → ``top-seed2.tim`` (``tag``
+    before the seed)."""
     stem, dot, suffix = name.rpartition(".")
-    return f"{stem}-seed{seed}{dot}{suffix}"
+    return f"{stem}-{tag}{seed}{dot}{suffix}"
 
 
-def reseeded(args, seed):
+def reseeded(args, seed, tag="seed"):
     """nextpnr's arguments ``args`` (of the build plan) for another placement ``seed``: its own
-    report and log, no bitstream configuration."""
+    report and log (named with ``tag`` and the seed, :func:`seeded`), no bitstream
+    configuration."""
     out, items = [], iter(args)
     for arg in items:
         if arg in ("--seed", "--report", "--log", "--textcfg"):
@@ -149,7 +158,7 @@ def reseeded(args, seed):
             if arg == "--seed":
                 out += [arg, str(seed)]
             elif arg != "--textcfg":
-                out += [arg, _seeded(value, seed)]
+                out += [arg, seeded(value, seed, tag)]
         else:
             out.append(arg)
     return out

@@ -63,6 +63,8 @@ def test_census_args():
     bitstream configuration, and the detailed timing."""
     from fpga import census
     assert census.census_args(PLAN, 2) == [
-        "--quiet", "--freq", "125", "--report", "nextpnr-census-seed2.json", "--seed", "2",
-        "--timing-allow-fail", "--log", "top-census-seed2.tim", "--85k", "--package", "CABGA381",
-        "--speed", "6", "--json", "top.json", "--lpf", "top.lpf", "--detailed-timing-report"]
+        "--quiet", "--freq", "125", "--report", "nextpnr-report-census-seed2.json", "--seed",
+        "2", "--timing-allow-fail", "--log", "top-census-seed2.tim", "--85k", "--package",
+        "CABGA381", "--speed", "6", "--json", "top.json", "--lpf", "top.lpf",
+        "--detailed-timing-report"]
+    assert census.census_report(2) == "nextpnr-report-census-seed2.json"
