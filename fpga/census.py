@@ -55,10 +55,13 @@ def census(detailed, period_ns, depth=3):
 
 def detailed_report(build_dir, seed=report.SEED):
     """The detailed report of ``build_dir`` (an Amaranth build with its ``build_top.json``
-    plan) for ``seed``: read if the census made it before, else placed and routed again with
-    the plan's nextpnr arguments (:func:`census_args`)."""
+    plan) for ``seed``: read if the census made it from the build's present netlist, else
+    placed and routed again with the plan's nextpnr arguments (:func:`census_args`). A report
+    older than the netlist (``top.json``, written again when the design is built again) is
+    of a design that is gone, and is made again."""
     path = Path(build_dir) / census_report(seed)
-    if not path.exists():
+    netlist = Path(build_dir) / "top.json"
+    if not path.exists() or path.stat().st_mtime < netlist.stat().st_mtime:
         tool, args = report.nextpnr_plan(build_dir)
         subprocess.run([tool, *census_args(args, seed)], cwd=build_dir, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

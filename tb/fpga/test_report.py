@@ -2,6 +2,10 @@
 """Tests of the synthesis report helpers (fpga/report.py): the other seeds' nextpnr arguments,
 the worst of several seeds, and the clocks that miss their target (a board build fails on them)."""
 
+import json
+import os
+import sys
+
 from fpga import report
 
 #: nextpnr's arguments as Amaranth 0.5's build plan has them (build_top.json).
@@ -68,3 +72,33 @@ def test_census_args():
         "CABGA381", "--speed", "6", "--json", "top.json", "--lpf", "top.lpf",
         "--detailed-timing-report"]
     assert census.census_report(2) == "nextpnr-report-census-seed2.json"
+
+
+def test_census_report_of_the_present_netlist(tmp_path, monkeypatch):
+    """The census places a build again unless its report was made from the build's present
+    netlist: a report older than ``top.json`` (the design built again) is made again."""
+    from fpga import census
+    tool = tmp_path / "fake_nextpnr.py"
+    tool.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "args = sys.argv[1:]\n"
+        "open('runs', 'a').write('run\\n')\n"
+        "json.dump({'detailed_net_timings': []}, open(args[args.index('--report') + 1], 'w'))\n")
+    (tmp_path / "build_top.json").write_text(json.dumps({"commands": [
+        ["yosys", "top.ys"], ["nextpnr-ecp5", *PLAN]]}))
+    tool.chmod(0o755)
+    monkeypatch.setenv("NEXTPNR_ECP5", str(tool))
+    netlist = tmp_path / "top.json"
+    netlist.write_text("{}")
+    os.utime(netlist, (1000, 1000))
+    runs = lambda: (tmp_path / "runs").read_text().count("run")
+    assert census.detailed_report(tmp_path, 1) == {"detailed_net_timings": []}
+    assert runs() == 1
+    report_path = tmp_path / census.census_report(1)
+    os.utime(report_path, (2000, 2000))
+    census.detailed_report(tmp_path, 1)
+    assert runs() == 1                       # the netlist is the one it was made from
+    os.utime(netlist, (3000, 3000))          # built again
+    census.detailed_report(tmp_path, 1)
+    assert runs() == 2

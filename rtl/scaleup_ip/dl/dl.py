@@ -7,6 +7,7 @@ from amaranth.lib import enum
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import ConfiguredComponent
+from ..skid import SkidBuffer, register_stage
 from ..tl.layout import flit_stream
 from .crc.check import DlCrcCheck
 from .crc.insert import DlCrcInsert
@@ -17,9 +18,11 @@ from .layout import (
     REPLAY_LIMIT_BITS,
     DlConfig,
     LinkMode,
+    body_beat_layout,
     phy_stream,
     rx_counts,
     tx_counts,
+    unpack_stream,
 )
 from .llr.rx import LlrRx
 from .llr.tx import LlrTx
@@ -132,15 +135,24 @@ class UalinkDl(ConfiguredComponent):
         m.submodules.from_wire = from_wire = DlFromWire()
         m.submodules.llr_rx = rx = LlrRx(cfg)
         m.submodules.unpack = unpack = DlUnpack()
+        # [ours] A skid buffer between the packer and the transmitter, and a register stage
+        # between the receiver and the unpacker (a clock each way): the transmitter's choice
+        # of the next flit (from the link state) reaches the packer's wide registers no more,
+        # nor the receiver's verdict the unpacker's.
+        m.submodules.body_skid = body_skid = SkidBuffer(body_beat_layout)
         connect(m, flipped(self.tl_in), pack.i)
-        connect(m, pack.o, tx.body)
+        connect(m, pack.o, body_skid.i)
+        connect(m, body_skid.o, tx.body)
         connect(m, tx.o, to_wire.i)
         connect(m, to_wire.o, crc_tx.i)
         connect(m, crc_tx.o, flipped(self.phy_out))
         connect(m, flipped(self.phy_in), crc_rx.i)
         connect(m, crc_rx.o, from_wire.i)
         connect(m, from_wire.o, rx.i)
-        connect(m, rx.o, unpack.i)
+        rx_stage = unpack_stream().create(path=("rx_stage",))
+        with m.If(register_stage(m, rx.o, rx_stage)):
+            m.d.sync += rx_stage.payload.eq(rx.o.payload)
+        connect(m, rx_stage, unpack.i)
         connect(m, unpack.o, flipped(self.tl_out))
         # The receiver's commands and its own Replay Requests reach the transmitter through
         # registers: one clock of Ack and Replay Request latency [ours], off the transmitter's

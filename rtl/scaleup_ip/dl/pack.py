@@ -90,7 +90,7 @@ class DlPack(Component):
         # Its amount, ``cursor`` (+ 3 in the last beat), is kept in a register.
         skip = BEAT_SECTORS - LAST_SECTORS
         amount = Signal(range(BEAT_SECTORS))
-        rotated = Signal(sector_array)
+        rotated = Signal(sector_array, attrs={"keep": 1})     # one rotator for its readers
         m.d.comb += rotated.eq(rotate(Cat(self.i.p.data[0], self.i.p.data[1]), amount))
         sectors = Signal(sector_array)
         for i in range(BEAT_SECTORS):
