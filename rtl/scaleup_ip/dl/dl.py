@@ -67,9 +67,10 @@ class UalinkDl(ConfiguredComponent):
     receiver trust only Explicit flits until one is taken (Rx_ambiguous) [ours], since flits
     lost while the link was down never showed as bad CRCs.
 
-    Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 46 clocks
-    (its DL flit's 10 beats, the wire order's 11, the CRC's 11, registers), and out of
-    ``tl_out`` about 26 clocks after its DL flit's last beat arrives. An Ack or Replay
+    Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 47 clocks
+    (its DL flit's 10 beats, the wire order's 11, the CRC's 11, registers and the skid
+    buffer after the packer), and out of ``tl_out`` about 27 clocks after its DL flit's last
+    beat arrives (with the register stage before the unpacker). An Ack or Replay
     Request received acts on the transmitter's flits that start from 3 clocks after the
     receiver takes the flit that carries it (a register between the two halves, the
     transmitter's choice made a clock ahead) [ours]. Throughput: a DL flit every 10 clocks
