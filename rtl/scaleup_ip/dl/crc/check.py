@@ -78,21 +78,20 @@ class DlCrcCheck(Component):
         # (not taken) until the flit's last beat leaves.
         known = _verdict(verdicts.r_data)
         ready_out = ~self.o.valid | self.o.ready
-        go = Signal()
-        w_rdy, r_rdy = move_together(m, queues, take, go)
+        w_rdy, go, go_flags = move_together(m, queues, take,
+                                            crc.o.valid & verdicts.r_rdy & ready_out)
         last = flags.r_data
         m.d.comb += [self.i.ready.eq(crc.i.ready & w_rdy & verdicts.w_rdy),
-                     go.eq(r_rdy & crc.o.valid & verdicts.r_rdy & ready_out),
-                     crc.o.ready.eq(go & last), verdicts.r_en.eq(go & last)]
+                     crc.o.ready.eq(go_flags & last), verdicts.r_en.eq(go_flags & last)]
         with m.If(go):
             m.d.sync += [
-                self.o.valid.eq(1),
                 self.o.p.data.eq(beats.r_data),
-                self.o.p.last.eq(last),
                 self.o.p.crc_ok.eq(dl_crc(crc.o.p.crc) == known.field),
                 self.o.p.header.eq(known.header),
                 self.o.p.headers.eq(known.headers),
             ]
+        with m.If(go_flags):
+            m.d.sync += [self.o.valid.eq(1), self.o.p.last.eq(last)]
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         return m
