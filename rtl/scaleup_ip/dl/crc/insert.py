@@ -34,8 +34,8 @@ def beat_queues(m, flag_width):
 
 def move_together(m, queues, w_en, r_when):
     """Write and read the :func:`beat_queues` ``queues`` as one: written with ``w_en``, read
-    when ``r_when`` and they hold a beat. Returns ``(w_rdy, go, go_flags)``: whether they take
-    a beat, and whether each is read. Each queue's read is formed from its own ``r_rdy``
+    when ``r_when`` and they hold a beat. Returns ``(w_rdy, go, go_flags)``: whether they have
+    room for a beat, and whether each is read. Each queue's read is formed from its own ``r_rdy``
     (equal, as both see the same enables), so that the wide register enables steered by
     ``go`` do not load the flag queue's handshake: on one net with them, its read stood on
     the placed design's worst path (the beat queue's ``r_rdy`` → the flag queue's read and
