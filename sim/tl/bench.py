@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """cocotb side of the TL benchmark: packer efficiency against the best legal packing, flits per
-clock and latency per mix.
+clock, items per clock and latency per mix.
 
 Every figure is counted on the RTL: a monitor records the clock edges at which UPLI items are
 accepted and flits leave. Efficiency is the data bytes of the whole burst over the bytes of all
@@ -28,6 +28,7 @@ from sim.streams import random_pauses
 from sim.tl.env import (
     TlTxEnv,
     TxCacheControls,
+    cache_receiver,
     config_credits,
     delivered_with_cache,
     model_cache_config,
@@ -109,7 +110,7 @@ async def bench(dut):
         responses = [i for i in items if not isinstance(i, Request)]
         compressed = _delivered(env, items, received, requests, ctl)
         best = best_packing(requests, responses, compressed)
-        window = _saturated(counter, start)
+        window = _saturated(counter, start, _carried(env.config, received)[-len(flits):])
         rows.append({
             "mix": mix, "packer": env.config.tx_packer, "cache": cached, "items": len(items),
             "flits": len(flits),
@@ -117,6 +118,7 @@ async def bench(dut):
             "bound": round(best.efficiency, 4), "bound_flits": best.flits,
             "compressed": sum(compressed),
             "flits_per_clock": window["flits_per_clock"],
+            "items_per_clock": window["items_per_clock"],
             "window_flits": window["flits"],
             "items_per_flit": round(len(items) / len(flits), 3),
             "tx_latency": latency,
@@ -146,15 +148,28 @@ def _delivered(env, items, received, requests, ctl):
     return compressed
 
 
-def _saturated(counter, start):
+def _carried(config, flits):
+    """Items the model's receiver has delivered after each of ``flits``, cumulative."""
+    u = cache_receiver(config)[0] if config.tx_cache is not None else Unpacker()
+    carried = []
+    for flit in flits:
+        u.feed(flit)
+        carried.append(len(u.requests) + len(u.responses))
+    return carried
+
+
+def _saturated(counter, start, carried):
     """Throughput over the saturated window: from flit WARMUP until the last request or the
-    last response enters the packer, whichever is first (then one queue may run dry)."""
+    last response enters the packer, whichever is first (then one queue may run dry); flits
+    and items they deliver (``carried``, per flit from ``start``, cumulative) per clock."""
     end = min(arrivals[-1] for arrivals in (counter.requests, counter.responses) if arrivals)
     cycles = counter.flits[start:]
     last = max(k for k, cycle in enumerate(cycles) if cycle <= end)
     flits = last - WARMUP + 1
-    return {"flits_per_clock": round(flits / (cycles[last] - cycles[WARMUP] + 1), 3),
-            "flits": flits}
+    clocks = cycles[last] - cycles[WARMUP] + 1
+    items = carried[last] - carried[WARMUP - 1]
+    return {"flits_per_clock": round(flits / clocks, 3),
+            "items_per_clock": round(items / clocks, 3), "flits": flits}
 
 
 async def _receive(env, received):

@@ -38,7 +38,7 @@ def mix_items(rng, mix, pairs, cached):
 
 def pack(policy, items, cached):
     """Run ``items`` through the model packer ``policy`` and its receiver: ``(flits sent after
-    the Initial Credit Release Complete message, requests compressed)``. Raises
+    the Initial Credit Release Complete message, requests compressed, pacing flits)``. Raises
     ``AssertionError`` unless every item arrives intact."""
     tx = TxAddressCache(CACHE, "adaptive") if cached else None
     p = POLICIES[policy](tx)
@@ -54,7 +54,7 @@ def pack(policy, items, cached):
     assert u.error is None and u.idle() and p.backlog == 0
     assert u.requests == [as_received(i) for i in items if isinstance(i, Request)]
     assert u.responses == [as_received(i) for i in items if not isinstance(i, Request)]
-    return len(flits) - 1, p.compressed_sent
+    return len(flits) - 1, p.compressed_sent, p.pace_flits
 
 
 def bound(items, cached):
@@ -71,7 +71,8 @@ def bound(items, cached):
 
 
 def rows(seed=1, pairs=200):
-    """A row per mix, cache off and on, and policy: flits, efficiency, the bound's."""
+    """A row per mix, cache off and on, and policy: flits, efficiency, the bound's, pacing
+    flits."""
     out = []
     for cached in (False, True):
         for mix in MIXES:
@@ -79,9 +80,9 @@ def rows(seed=1, pairs=200):
             best = bound(items, cached)
             data = sum(payload_bytes(i) for i in items)
             for policy in POLICIES:
-                flits, compressed = pack(policy, items, cached)
+                flits, compressed, pacing = pack(policy, items, cached)
                 out.append({"mix": mix, "cache": cached, "policy": policy, "items": len(items),
                             "flits": flits, "bound_flits": best.flits,
                             "efficiency": round(data / 64 / flits, 4),
-                            "bound": round(best.efficiency, 4), "compressed": compressed})
+                            "bound": round(best.efficiency, 4), "compressed": compressed, "pacing": pacing})
     return out

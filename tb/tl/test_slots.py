@@ -14,12 +14,14 @@ from scaleup_ip.model.tl.flit import (
     ATOMIC_R,
     CLASSES,
     READ,
+    Flit,
     FType,
+    Packer,
     Request,
     Unpacker,
     parse_control,
 )
-from scaleup_ip.model.tl.slots import SlotPacker, Window, decide, request_layout
+from scaleup_ip.model.tl.slots import SlotPacker, Window, decide, paces, request_layout
 from sim.tl import policy
 from sim.tl.traffic import (
     MIXES,
@@ -121,6 +123,46 @@ def test_limits_and_credits_cut_the_requests():
     assert decide(dataclasses.replace(w, reserve=True)) == (3, 0)
 
 
+def test_paces_when_the_rate_limit_holds_items_back():
+    """A pacing flit follows a control without data that took its kind's whole allowance with
+    2 or more left; not with 1 left, not below the allowance, not with data, not swapped."""
+    w = window(sizes=(2,) * 4, waiting=6, allow_req=2)
+    assert decide(w) == (2, 0) and paces(w, 2, 0)
+    assert not paces(dataclasses.replace(w, sizes=(2,) * 3, waiting=3), 2, 0)   # 1 left
+    assert not paces(dataclasses.replace(w, allow_req=3), 2, 0)                 # slots held it
+    assert not paces(dataclasses.replace(w, data=(True,) * 4), 2, 0)
+    assert not paces(dataclasses.replace(w, swapped=True), 2, 0)
+    # responses: 4 write responses left beyond the 2 the allowance let go; but requests also
+    # wait and were not held by their allowance
+    r = window(units=((False,),) * 4, allow_rsp=2)
+    assert decide(r) == (0, 2) and paces(r, 0, 2)
+    assert not paces(dataclasses.replace(r, sizes=(2, 2), waiting=2), 0, 2)
+
+
+def test_pacing_flits_cost_no_flit_in_a_burst_of_read_requests(rng):
+    """12 read requests (2 slots each, no data): the first two controls take 2 of an
+    allowance of 4 and of 3; the third takes the whole allowance of 2 with 6 left, so a NOP
+    flit follows, and each control after it takes the 2 that its flit and the NOP flit
+    retired, until none is left. The burst takes as many flits as the packer of every
+    candidate, which sends no pacing flit and takes one request a flit after the third."""
+    reads = [make_request(rng, READ, 64 * rng.randrange(1 << 20), 64) for _ in range(12)]
+    p, best = SlotPacker({}, PLENTY), Packer({}, PLENTY)
+    flits = []
+    for packer in (p, best):
+        for r in reads:
+            packer.push_request(r)
+        flits.append(packer.drain())
+    assert p.issued == [(0, 0), (2, 0), (2, 0), (2, 0), (0, 0), (2, 0), (0, 0), (2, 0), (0, 0),
+                        (2, 0)]
+    assert p.pace_flits == 3 and best.pace_flits == 0
+    assert [flits[0][k] for k in (4, 6, 8)] == [Flit.of(0, 0, False, False)] * 3
+    assert len(flits[0]) == len(flits[1])
+    u = Unpacker()
+    for flit in flits[0]:
+        u.feed(flit)
+    assert u.error is None and u.idle() and u.requests == [as_received(r) for r in reads]
+
+
 # --- The packer -----------------------------------------------------------------------------------
 
 def test_units_form_as_responses_are_queued(rng):
@@ -213,7 +255,9 @@ def test_mix_within_half_a_point_of_the_bound(rng, mix, cached):
     backlog): every item delivered, and at most 0.5 % more flits than the best legal packing
     of the same items, plus one for the run's ends."""
     items = policy.mix_items(rng, mix, PAIRS, cached)
-    sent, compressed = policy.pack("slots", items, cached)
+    sent, compressed, pacing = policy.pack("slots", items, cached)
     best = policy.bound(items, cached)
-    print(f"{mix} cache={cached}: {sent} flits, bound {best.flits}, {compressed} compressed")
+    print(f"{mix} cache={cached}: {sent} flits, bound {best.flits}, {compressed} compressed, "
+          f"{pacing} pacing flits")
     assert sent <= math.ceil(best.flits * 1.005) + 1
+    assert (pacing > 0) == (mix in ("write_responses", "read_requests"))

@@ -365,8 +365,9 @@ SLOT_WINDOW = 4
 #: whether it takes two slots (uncompressed) and carries data; per response unit whether it
 #: holds two responses and whether each carries data; thermometer codes (bit ``k``: ``k + 1``
 #: or more) of the entries shown, of the requests the allowance and the credits let go
-#: (``req_most``) and of the responses (``rsp_most``); whether a request waits beyond the
-#: window (``more``), the balance count, a pending credit return and the swap.
+#: (``req_most``) and of the responses (``rsp_most``), and of the allowances alone
+#: (``req_allowed``, ``rsp_allowed``); whether a request waits beyond the window (``more``),
+#: the balance count, a pending credit return and the swap.
 slot_window_layout = data.StructLayout({
     "req": data.ArrayLayout(data.StructLayout({"two": 1, "data": 1}), SLOT_WINDOW),
     "req_valid": SLOT_WINDOW,
@@ -375,6 +376,8 @@ slot_window_layout = data.StructLayout({
     "unit_valid": SLOT_WINDOW,
     "req_most": REQS_PER_CONTROL,
     "rsp_most": RSP_LIMIT,
+    "req_allowed": REQS_PER_CONTROL,
+    "rsp_allowed": RSP_LIMIT,
     "lead": range(-FAIR_LEAD_LIMIT, FAIR_LEAD_LIMIT),
     "reserve": 1,
     "swapped": 1,

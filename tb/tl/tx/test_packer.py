@@ -104,7 +104,8 @@ def _sector_diff(got, want):
 @cocotb.test(timeout_time=400, timeout_unit="us")
 async def tx_matches_model(dut):
     """A burst queued while the link is stalled leaves exactly as the model packs it; the last
-    runs without data (requests alone, responses alone, both), where the rate limits decide."""
+    runs without data (requests alone, responses alone, both), where the rate limits decide
+    and the slot packer sends pacing flits."""
     env = TlTxEnv(dut)
     full = env.config.tx_req_depth, env.config.tx_rsp_depth
     for run in range(7):
@@ -132,6 +133,8 @@ async def tx_matches_model(dut):
         assert len(flits) == len(expected), f"{len(flits)} flits, model {len(expected)}"
         _check_delivered(items, flits)
         assert env.credits() == model.credits
+        if isinstance(model, SlotPacker) and run >= 4:     # the rate limits space the controls
+            assert model.pace_flits > 0, f"run {run}: no pacing flit"
 
 
 @cocotb.test(timeout_time=400, timeout_unit="us")

@@ -593,9 +593,10 @@ class Packer:
         Requests minus responses issued so far, saturating at ``-FAIR_LEAD_LIMIT`` and
         ``FAIR_LEAD_LIMIT - 1`` (the balance count of README §3 rules 3 and 4).
     flits, control_halves, data_halves, be_halves, poison_halves, mandatory_nops, nop_sectors,
-    fc_fields, requests_sent, responses_sent, compressed_sent : int
+    fc_fields, requests_sent, responses_sent, compressed_sent, pace_flits : int
         Counters. ``data_halves`` counts data positions (poisoned ones too), ``nop_sectors``
-        the NOP sectors of control halves.
+        the NOP sectors of control halves, ``pace_flits`` the slot packer's pacing flits
+        (:func:`~.slots.paces`; none here).
     """
 
     def __init__(self, advertise: dict, granted: dict | None = None, address_cache=None,
@@ -617,7 +618,7 @@ class Packer:
         self.issued = []
         self.flits = self.control_halves = self.data_halves = self.be_halves = 0
         self.poison_halves = self.mandatory_nops = self.nop_sectors = self.fc_fields = 0
-        self.requests_sent = self.responses_sent = self.compressed_sent = 0
+        self.requests_sent = self.responses_sent = self.compressed_sent = self.pace_flits = 0
         self.lead = 0                   # requests minus responses issued, saturating (rule 4)
 
     # -- inputs --

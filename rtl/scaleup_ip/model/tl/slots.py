@@ -15,7 +15,9 @@ first :data:`WINDOW` requests, whether more wait, the first :data:`WINDOW` units
 count, the rate-limit allowances, the longest credit-feasible prefixes and whether a credit
 return is pending. It weighs two candidates only, the two highest balanced request counts, by
 the key of README §3 rule 3, so that it can be made in one clock. The benchmark's mixes pack
-within 0.5 points of the best legal packing (:mod:`.bound`) with it.
+within 0.5 points of the best legal packing (:mod:`.bound`) with it. A control without data
+that the rate limits cut short is followed by a pacing flit of NOPs (:func:`paces`), which
+costs no flit and lets the hardware, two clocks a control, send one flit per clock.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from .flit import (
     ReadResponse,
     WriteResponse,
     _Half,
+    _MANDATORY_NOP,
     response_ftype,
 )
 
 __all__ = ["SLOTS_PER_HALF", "SLOT_SECTORS", "WINDOW", "Window", "request_layout", "decide",
-           "SlotPacker"]
+           "paces", "SlotPacker"]
 
 SLOT_SECTORS = 2
 SLOTS_PER_HALF = HALF_SECTORS // SLOT_SECTORS
@@ -156,6 +159,25 @@ def decide(w: Window):
     return a, b
 
 
+def paces(w: Window, a, b):
+    """Whether the control ``(a, b)`` decided on ``w`` is followed by a *pacing flit*, all NOP
+    (README §3, *Slot packer*) [ours]: it holds an item and calls for no data, is not swapped
+    (its flit is the control and a MANDATORY NOP), and the rate limits, not the slots, hold
+    back what waits. That is: at least one kind (requests, responses) has 2 or more left in
+    the window beyond the control (requests counted up to one past the window, as the
+    hardware's ``more``), and every such kind took its whole allowance. The next flit could
+    then take at most one of each kind; after the pacing flit the next control may take two,
+    as the spec's rate-limit flow shows [§5.7, Table 5-24 flit 3], so a burst of controls
+    without data costs no flits more and its controls are one per two flits."""
+    units = [d for unit in w.units for d in unit]
+    if not (a or b) or w.swapped or any(w.data[:a]) or any(units[:b]):
+        return False
+    more_req = min(w.waiting, WINDOW + 1) - a >= 2
+    more_rsp = len(units) - b >= 2
+    return ((more_req or more_rsp) and (not more_req or a == w.allow_req)
+            and (not more_rsp or b == w.allow_rsp))
+
+
 class SlotPacker(Packer):
     """The golden model's packer with the slot policy (:func:`decide`) for rules 3 and 4;
     rules 1, 2, 5, 6 and 7 as :class:`~.flit.Packer`. Flow Control fields take the gap's
@@ -173,6 +195,7 @@ class SlotPacker(Packer):
         super().__init__(advertise, granted, address_cache, cache_index)
         self._units = deque()           # [responses, open]
         self.layouts = []
+        self._pace = False              # the next flit is a pacing flit
 
     def push_response(self, r: ReadResponse | WriteResponse):
         """Queue a response: it joins the last unit if both are compressed and that unit is
@@ -187,6 +210,15 @@ class SlotPacker(Packer):
         if last is not None:
             last[1] = False
         self._units.append([[r], compressed])
+
+    def step(self):
+        """One flit time (:meth:`~.flit.Packer.step`); after a control that :func:`paces`,
+        the all-NOP pacing flit."""
+        if self._pace:
+            self._pace = False
+            self.pace_flits += 1
+            return self._emit(_Half(0, False, "C"), _MANDATORY_NOP, (0, 0))
+        return super().step()
 
     def window(self, reserve, swapped) -> Window:
         """The decision's view of the queues, credits and limits."""
@@ -218,7 +250,9 @@ class SlotPacker(Packer):
             return _Half(MSG_INIT_DONE, True, "M"), (0, 0)
         a = b = 0
         if self.init_sent:
-            a, b = decide(self.window(pending, required))
+            w = self.window(pending, required)
+            a, b = decide(w)
+            self._pace = paces(w, a, b)
         if not (a or b or pending or required):
             return None
         requests = [(self._requests[k], self._decisions[k]) for k in range(a)]

@@ -43,11 +43,13 @@ RECORDS_AHEAD = 3
 SCHEDULES_AHEAD = RECORDS_AHEAD + 2
 
 #: What the flit emitter needs of one control half-flit: the half itself (or the Initial
-#: Credit Release Complete message) and how many data half-flits it calls for.
+#: Credit Release Complete message), how many data half-flits it calls for and whether a
+#: pacing flit, all NOP, follows its own (the slot packer's, README §3).
 record_layout = data.StructLayout({
     "msg": 1,
     "half": control_half,
     "halves": 7,
+    "pace": 1,
 })
 
 
@@ -84,13 +86,14 @@ class RateState:
                      self.rsp_out_next.eq(Mux(self.rsp_out != 0, self.rsp_out - 1, 0))]
 
 
-def flits_to_next(swap, halves, owed, flits):
+def flits_to_next(swap, halves, owed, flits, pace=0):
     """Assignments of ``owed``, the data half-flits a control calling for ``halves`` leaves
     owed after its own flit (``swap``: it shares that flit with the final half owed before
-    it), and ``flits``, the flits from it to the next control (README §3, the flit rule);
-    ``owed[0]`` is whether the next control is swapped."""
+    it), and ``flits``, the flits from it to the next control (README §3, the flit rule),
+    one more with ``pace`` (a pacing flit follows); ``owed[0]`` is whether the next control
+    is swapped."""
     return [owed.eq(Mux(swap, halves, Mux(halves != 0, halves - 1, 0))),
-            flits.eq(1 + (owed >> 1))]
+            flits.eq(1 + (owed >> 1) + pace)]
 
 
 def outstanding_after(out, issued, flits):

@@ -90,9 +90,11 @@ class TlTx(ConfiguredComponent):
     queued goes straight into the flit register, and when no data is owed its first data
     half-flit comes from the oldest beat of its data queue (in the register stage after the
     block RAM, or at the block RAM's output), the sequencer skipping it. Throughput: one flit
-    per clock while data is queued, except that a run of control half-flits without data goes
-    at one per two clocks, and a control sent that way with more data waits a clock for its
-    next two half-flits.
+    per clock while data is queued or the rate limits hold items back (the slot packer then
+    follows each control without data by a pacing flit, all NOP, README §3), except that a
+    run of control half-flits without data goes at one per two clocks while the rate limits
+    let more go than it takes, and a control sent that way with more data waits a clock for
+    its next two half-flits.
     """
 
     config_class = TlConfig
@@ -258,6 +260,7 @@ class TlTx(ConfiguredComponent):
         ]
         emit = Signal()
         go = Signal()
+        pacing = Signal()                # the next flit is the pacing flit of the last record
         first = self._first_half(m, comp.first_req, heads)
         with m.If(owed >= 2):
             m.d.comb += [
@@ -265,6 +268,8 @@ class TlTx(ConfiguredComponent):
                 nxt.data[0].eq(seq.halves[0].data), nxt.data[1].eq(seq.halves[1].data),
                 nxt.msg.eq(Cat(seq.halves[0].msg, seq.halves[1].msg)),
             ]
+        with m.Elif(pacing):             # all NOP: a control of NOPs and a MANDATORY NOP
+            m.d.comb += emit.eq(1)
         with m.Elif(has & rec.msg):
             m.d.comb += [emit.eq(1), nxt.data[0].eq(rec.half), nxt.msg.eq(0b01),
                          record.ready.eq(go)]
@@ -297,6 +302,8 @@ class TlTx(ConfiguredComponent):
                                         1, 0))
         with m.If(placed):
             m.d.comb += record.ready.eq(1)
+        with m.If(go):
+            m.d.sync += pacing.eq(placed & rec.pace)
         with m.If(load):
             m.d.sync += [self.flit.valid.eq(emit), self.flit.payload.eq(nxt)]
         with m.If(go):

@@ -2,7 +2,8 @@
 """The slot packer's decision in RTL (``rtl/scaleup_ip/tl/tx/slots/decide.py``) against the
 golden model's (:func:`scaleup_ip.model.tl.slots.decide`) on random windows: requests of both
 footprints with and without data, units of one and two responses, every balance count,
-allowance, credit prefix, pending return and swap. Amaranth's simulator, no build. Seeds are
+allowance, credit prefix, pending return and swap; and whether a pacing flit follows
+(:func:`~scaleup_ip.model.tl.slots.paces`). Amaranth's simulator, no build. Seeds are
 printed (``SEED=n`` reproduces a run)."""
 
 import dataclasses
@@ -10,7 +11,7 @@ import dataclasses
 from amaranth import Array, Cat, Const, Module, Signal
 from amaranth.sim import Simulator
 
-from scaleup_ip.model.tl.slots import Window, decide, request_layout
+from scaleup_ip.model.tl.slots import Window, decide, paces, request_layout
 from scaleup_ip.tl import LEAD_SLACK, SLOT_WINDOW
 from scaleup_ip.tl.tx.slots import SlotDecide, request_slots
 from sim import harness
@@ -74,6 +75,7 @@ def drive(ctx, port, w, rng):
         "unit_valid": _therm(len(w.units), 4),
         "req_most": _therm(min(w.allow_req, w.req_credit), 4),
         "rsp_most": _therm(min(w.allow_rsp, w.rsp_credit), 8),
+        "req_allowed": _therm(w.allow_req, 4), "rsp_allowed": _therm(w.allow_rsp, 8),
         "lead": w.lead, "reserve": w.reserve, "swapped": w.swapped,
     })
 
@@ -105,7 +107,11 @@ def test_decide_as_the_model(rng):
                                     allow_req=a) for a in range(5)]
     windows += [dataclasses.replace(base, units=((False, False),) * 4, allow_rsp=b)
                 for b in range(9)]
-    seen = {"a": set(), "b": set(), "cut": 0}
+    # pacing flits: responses or requests held back by the allowance alone
+    windows += [dataclasses.replace(base, units=((False,),) * 4, allow_rsp=b) for b in (1, 2)]
+    windows += [dataclasses.replace(base, sizes=(2,) * n, data=(False,) * n, waiting=n,
+                                    allow_req=2) for n in (3, 4)]
+    seen = {"a": set(), "b": set(), "cut": 0, "pace": 0}
     wrong = []
 
     async def bench(ctx):
@@ -113,9 +119,12 @@ def test_decide_as_the_model(rng):
             drive(ctx, dut.w, w, rng)
             a, b = decide(w)
             u, cut = units_of(w, b)
-            got = (ctx.get(dut.a), ctx.get(dut.b), ctx.get(dut.u), ctx.get(dut.cut))
-            if got != (a, b, u, cut):
-                wrong.append((w, got, (a, b, u, cut)))
+            pace = paces(w, a, b)
+            got = (ctx.get(dut.a), ctx.get(dut.b), ctx.get(dut.u), ctx.get(dut.cut),
+                   ctx.get(dut.pace))
+            if got != (a, b, u, cut, pace):
+                wrong.append((w, got, (a, b, u, cut, pace)))
+            seen["pace"] += pace
             seen["a"].add(a)
             seen["b"].add(b)
             seen["cut"] += cut
@@ -125,6 +134,7 @@ def test_decide_as_the_model(rng):
     sim.run()
     assert not wrong, f"{len(wrong)} of {len(windows)} differ, first: {wrong[:3]}"
     assert seen["a"] == set(range(5)) and seen["b"] == set(range(9)) and seen["cut"] > 0
+    assert 0 < seen["pace"] < len(windows)
 
 
 # --- Proved for every input -----------------------------------------------------------------------

@@ -49,6 +49,7 @@ _choice = data.StructLayout({
     "rsp_beats": 6,
     "halves": 7,                         # data half-flits the control calls for
     "first_req": 1,                      # its first data half-flit is a request's
+    "pace": 1,                           # a pacing flit follows its own
 })
 
 
@@ -60,8 +61,9 @@ class SlotCompose(wiring.Component):
     A control takes two clocks: the decision is registered from registered state, then
     placed by :class:`~scaleup_ip.tl.tx.slots.place.SlotPlacer` and applied (queue pops,
     credits spent and returned, rate limits, the position of the next control). Flits are
-    counted *virtually*: from each control's data half-flits the composer knows how many flits
-    the emitter will send before the next control and whether that one is swapped, so rate
+    counted *virtually*: from each control's data half-flits and its pacing flit
+    (:func:`~scaleup_ip.model.tl.slots.paces`) the composer knows how many flits the emitter
+    will send before the next control and whether that one is swapped, so rate
     limits and the initialisation message follow the flit sequence exactly as if the choice
     were made as the flit leaves. The members it shows the emitter and the credit ports are
     :func:`~scaleup_ip.tl.tx.compose.composer_members`; the windows:
@@ -142,10 +144,11 @@ class SlotCompose(wiring.Component):
         ]
         owed = Signal(7)
         flits = Signal(7)
-        m.d.comb += flits_to_next(swap, pick.halves, owed, flits)
+        m.d.comb += flits_to_next(swap, pick.halves, owed, flits, pick.pace)
         rec = Signal(record_layout)
         m.d.comb += [
             rec.msg.eq(msg), rec.halves.eq(Mux(msg, 0, pick.halves)),
+            rec.pace.eq(~msg & pick.pace),
             rec.half.eq(Mux(msg, MsgType.CREDIT_INIT_DONE.value, place.half)),
         ]
         queue = record_queue(m, self, chosen, rec, pick.first_req)
@@ -156,7 +159,7 @@ class SlotCompose(wiring.Component):
         held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, fc_pending,
                                place.kept)
         dec = self._decide(m, self._ahead(m, capped_credits(m, held), rates, init_next,
-                                          base_next), fc_pending, lead, swap)
+                                          base_next), rates, fc_pending, lead, swap)
         with m.If(chosen):
             m.d.sync += chosen.eq(0)
             m.d.comb += [self.req_pop.eq(pick.a), self.unit_take.eq(pick.u - pick.cut),
@@ -208,7 +211,7 @@ class SlotCompose(wiring.Component):
         ]
         return out
 
-    def _decide(self, m, ahead, fc_pending, lead, swap):
+    def _decide(self, m, ahead, rates, fc_pending, lead, swap):
         """:class:`~scaleup_ip.tl.tx.slots.decide.SlotDecide` on the windows, the composer's
         state and rule 6 formed a clock ahead (:meth:`_ahead`): the decision as
         :data:`_choice`."""
@@ -223,6 +226,7 @@ class SlotCompose(wiring.Component):
             w.req_valid.eq(thermometer(self.req_count, REQS_PER_CONTROL)),
             w.more.eq(self.req_more), w.unit_valid.eq(thermometer(self.unit_count, SLOT_WINDOW)),
             w.req_most.eq(ahead["req_most"]), w.rsp_most.eq(ahead["rsp_most"]),
+            w.req_allowed.eq(rates.req_allowed), w.rsp_allowed.eq(rates.rsp_allowed),
             w.lead.eq(lead), w.reserve.eq(fc_pending), w.swapped.eq(swap),
         ]
         return self._choice(m, dec, ahead["req_vc"], ahead["units"])
@@ -259,7 +263,8 @@ class SlotCompose(wiring.Component):
                           "first_req": first_req[a],
                           "req_pool": ~req_vc[a - 1] if a else Const(0)})
         out = Signal(_choice, name="slot_decision")
-        m.d.comb += [out.a.eq(dec.a), out.u.eq(dec.u), out.cut.eq(dec.cut), out.b.eq(dec.b)]
+        m.d.comb += [out.a.eq(dec.a), out.u.eq(dec.u), out.cut.eq(dec.cut), out.b.eq(dec.b),
+                     out.pace.eq(dec.pace)]
         for name, shape in (("rsp_beats", 6), ("rsp_pool", 1), ("halves", 7), ("base", 6),
                             ("req_beats", 5), ("first_req", 1), ("req_pool", 1)):
             m.d.comb += getattr(out, name).eq(or_all([

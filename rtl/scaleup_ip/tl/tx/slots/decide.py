@@ -72,6 +72,9 @@ class SlotDecide(wiring.Component):
         Each lane's units touched (a thermometer) and whether its last is cut, formed before
         the lanes are weighed: a user forms what each lane would call for beside the weighing
         and selects it with ``chosen``.
+    pace : Out(1)
+        A pacing flit follows the control (:func:`scaleup_ip.model.tl.slots.paces`), formed
+        for each lane beside the weighing.
     """
 
     w: In(slot_window_layout)
@@ -82,6 +85,7 @@ class SlotDecide(wiring.Component):
     chosen: Out(LANES)
     lane_u: Out(data.ArrayLayout(SLOT_WINDOW, LANES))
     lane_cut: Out(LANES)
+    pace: Out(1)
 
     def elaborate(self, platform):
         m = Module()
@@ -93,8 +97,27 @@ class SlotDecide(wiring.Component):
         most = [lanes[0]["room"][k] & self.w.rsp_most[k] for k in range(RSP_LIMIT)]
         for a, lane in enumerate(lanes):
             self._balanced(m, a, lane, most)
+            self._paces(m, a, lane, held[SLOT_WINDOW])
         self._choose(m, lanes)
         return m
+
+    def _paces(self, m, a, lane, shown):
+        """Lane ``a`` is followed by a pacing flit: it calls for no data and is not swapped
+        (``data``), and of the kinds with two or more left in the window (``shown``: the
+        window's units hold more than ``k`` responses) each took its whole allowance."""
+        w, b = self.w, lane["b"]
+        if a + 1 < SLOT_WINDOW:
+            more_req = w.req_valid[a + 1]
+        else:
+            more_req = w.more if a + 1 == SLOT_WINDOW else Const(0)
+        more_rsp = or_all([e & shown[v + 1] for v, e in enumerate(_ends(b))
+                           if v + 1 < RSP_LIMIT])
+        req_all = and_all([w.req_allowed[k] == (k < a) for k in range(len(w.req_allowed))])
+        rsp_all = and_all([w.rsp_allowed[k] == b[k] for k in range(RSP_LIMIT)])
+        pace = Signal(name=f"pace{a}")
+        m.d.comb += pace.eq(~lane["data"] & (more_req | more_rsp) & (~more_req | req_all)
+                            & (~more_rsp | rsp_all))
+        lane["pace"] = pace
 
     def _lead_ge(self, t):
         """``lead >= t`` (AND and OR terms of the balance count's bits, memoised)."""
@@ -235,4 +258,5 @@ class SlotDecide(wiring.Component):
             self.b.eq(_count(_ends(pick["b"]))),
             self.u.eq(_count(_ends(pick["u"]))),
             self.cut.eq(or_all([chosen[a] & lanes[a]["cut"] for a in range(LANES)])),
+            self.pace.eq(or_all([chosen[a] & lanes[a]["pace"] for a in range(LANES)])),
         ]
