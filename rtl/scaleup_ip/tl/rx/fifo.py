@@ -2,10 +2,12 @@
 """Receive buffer of the TL receiver: a first-word-fall-through queue in distributed or block RAM
 whose writes may be made ahead of the decision to keep them."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Module, Mux, Shape, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
+
+from ...ram import PipelinedRam
 
 __all__ = ["RxFifo"]
 
@@ -16,13 +18,18 @@ class RxFifo(wiring.Component):
     In distributed RAM (the default), a write is registered first and reaches the RAM a clock
     later; a read of the entry still in that register takes it from there. So the RAM's write
     port is fed by registers only, however far the RAM is spread, and the oldest entry is read
-    without a clock. In block RAM (``block_ram``), the write goes to the RAM at once and the
-    read port is registered: it reads, in each clock, the entry that will be the oldest in the
-    next, and one written at that place in the same clock comes through (the read port is
-    transparent; Yosys keeps the written entry in a register beside the RAM for that). The
-    ports behave the same either way. Block RAM takes no LUTs for the entries: a 513-bit queue
-    of 32 entries is 15 DP16KD and about 550 LUT4 on ECP5, against about 1,850 LUT4 places in
-    distributed RAM (258 DPR16X4 and the bank and bypass multiplexers).
+    without a clock: an entry kept at clock ``t`` is readable from ``t + 1``.
+
+    In block RAM (``block_ram``), the write goes to the RAM at once and the read goes through
+    the RAM's two registers (:class:`~scaleup_ip.ram.PipelinedRam`): the first holds the entry
+    after the oldest, the second the oldest, which is ``r.payload``; each moves on when the
+    one after it is free or leaves, so that one entry leaves per clock. No entry is read in
+    the clock it is written, and nothing is multiplexed after the RAM: on ECP5 ``r.payload``
+    leaves the block RAM's own output register. An entry kept at ``t`` is readable from
+    ``t + 3`` [ours: two clocks more than in distributed RAM, for the clock rate]; ``level``
+    and ``kept`` count it when it is readable. A 513-bit queue of 32 entries is 15 DP16KD and
+    a few dozen LUT4 on ECP5, against about 1,850 LUT4 places in distributed RAM (258 DPR16X4
+    and the bank and bypass multiplexers).
 
     Parameters
     ----------
@@ -40,19 +47,20 @@ class RxFifo(wiring.Component):
     w_commit : In(1)
         Keep what ``w_en`` writes in the same clock: the entry joins the queue.
     w_rdy : Out(1)
-        Not full (a register).
+        Not full: fewer than ``depth`` entries kept and not read (a register).
     kept : Out(1)
-        An entry joins the queue this clock (``w_en``, ``w_commit`` and ``w_rdy``): it is
-        counted in ``level`` from the next clock.
+        An entry becomes readable: it is counted in ``level`` from the next clock. In
+        distributed RAM it is the one kept in this clock (``w_en``, ``w_commit`` and
+        ``w_rdy``), in block RAM the one kept two clocks earlier.
     r : Out(stream.Signature(shape))
-        The oldest entry (from the RAM or the write register, without an output register);
-        ``r.valid`` is a register.
+        The oldest readable entry; ``r.valid`` is a register.
     level : Out(range(depth + 1))
-        Entries held (a register).
+        Readable entries (a register): as many can be read one per clock from now.
 
-    Latency: an entry kept at clock ``t`` is on ``r`` and counted in ``level`` from ``t + 1``.
-    Throughput: one entry in and one out per clock. Overflow: a write while full is ignored
-    (the receiver's credit check keeps every kept entry within ``depth``).
+    Latency: an entry kept at clock ``t`` is on ``r`` and counted in ``level`` from ``t + 1``
+    (distributed RAM) or ``t + 3`` (block RAM). Throughput: one entry in and one out per
+    clock. Overflow: a write while full is ignored (the receiver's credit check keeps every
+    kept entry within ``depth``).
     """
 
     def __init__(self, shape, depth, *, block_ram=False):
@@ -69,41 +77,65 @@ class RxFifo(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        depth = self._depth
-        m.submodules.mem = mem = Memory(
-            shape=self._shape, depth=depth, init=[],
-            attrs={"ram_style": "block"} if self._block_ram else None)
-        wp = Signal(range(depth))
-        rp = Signal(range(depth))
-        w = self.kept
-        r = Signal()
-        rp_next = Signal.like(rp)
+        w, r = Signal(), Signal()
+        wp = Signal(range(self._depth))
         m.d.comb += [
-            rp_next.eq(_next(rp, depth)),
             w.eq(self.w_en & self.w_commit & self.w_rdy),
             r.eq(self.r.valid & self.r.ready),
         ]
         with m.If(w):
-            m.d.sync += wp.eq(_next(wp, depth))
-        with m.If(r):
-            m.d.sync += rp.eq(rp_next)
-        self._level(m, w, r)
-        ports = self._block_ports if self._block_ram else self._lut_ports
-        ports(m, mem, wp, rp, rp_next, r)
+            m.d.sync += wp.eq(_next(wp, self._depth))
+        valid, rdy = Signal(), Signal(init=1)
+        m.d.comb += [self.r.valid.eq(valid), self.w_rdy.eq(rdy)]
+        if self._block_ram:
+            self._block(m, wp, w, r, valid, rdy)
+        else:
+            m.d.comb += self.kept.eq(w)
+            _count(m, w, r, self.level, self._depth, nonzero=valid, notfull=rdy)
+            self._lut(m, wp, r)
         return m
 
-    def _block_ports(self, m, mem, wp, rp, rp_next, r):
-        """Block RAM: written at once, read a clock ahead through a transparent port."""
-        wport = mem.write_port()
-        rport = mem.read_port(transparent_for=(wport,))
+    def _block(self, m, wp, w, r, valid, rdy):
+        """Block RAM: written at once, read through the RAM's two registers."""
+        depth = self._depth
+        m.submodules.ram = ram = PipelinedRam(Shape.cast(self._shape).width, depth)
+        fp = Signal(range(depth))                # the next entry to fetch into the first
+        unfetched = Signal(range(depth + 1))     # kept, not yet in the first register
+        avail = Signal()                         # unfetched != 0 (a register)
+        stored = Signal(range(depth + 1))        # kept, not yet read
+        first, second = Signal(), Signal()       # the read registers hold an entry
+        take, move, fetch = Signal(), Signal(), Signal()
         m.d.comb += [
-            wport.addr.eq(wp), wport.data.eq(self.w_data),
-            wport.en.eq(self.w_en & self.w_rdy),
-            rport.addr.eq(Mux(r, rp_next, rp)), self.r.payload.eq(rport.data),
+            move.eq(~second | r),                # the second register takes the first
+            take.eq(~first | move),              # the first takes the entry at fp
+            fetch.eq(take & avail),
+            ram.w_addr.eq(wp), ram.w_data.eq(self.w_data), ram.w_en.eq(self.w_en & self.w_rdy),
+            ram.r_addr.eq(fp), ram.r_en.eq(take), ram.r_out_en.eq(move),
+            self.r.payload.eq(ram.r_data),
         ]
+        with m.If(take):
+            m.d.sync += first.eq(avail)
+        with m.If(move):
+            m.d.sync += second.eq(first)
+        with m.If(fetch):
+            m.d.sync += fp.eq(_next(fp, depth))
+        _count(m, w, fetch, unfetched, depth, nonzero=avail)
+        _count(m, w, r, stored, depth, notfull=rdy)
+        # Readable two clocks after it is kept: then it is in the second register, or it will
+        # be when those before it have left (one clock each).
+        late = Signal()
+        m.d.sync += [late.eq(w), self.kept.eq(late)]
+        _count(m, self.kept, r, self.level, depth, nonzero=valid)
 
-    def _lut_ports(self, m, mem, wp, rp, rp_next, r):
+    def _lut(self, m, wp, r):
         """Distributed RAM: written from a register a clock later, read without a clock."""
+        depth = self._depth
+        m.submodules.mem = mem = Memory(shape=self._shape, depth=depth, init=[])
+        rp = Signal(range(depth))
+        rp_next = Signal.like(rp)
+        m.d.comb += rp_next.eq(_next(rp, depth))
+        with m.If(r):
+            m.d.sync += rp.eq(rp_next)
         wport = mem.write_port()
         rport = mem.read_port(domain="comb")
         # The write register: what the RAM takes at the end of this clock.
@@ -121,17 +153,23 @@ class RxFifo(wiring.Component):
             self.r.payload.eq(Mux(bypass, pend, rport.data)),
         ]
 
-    def _level(self, m, w, r):
-        """``level`` and the flags kept beside it as registers: ``r.valid`` (not empty) and
-        ``w_rdy`` (not full). When full nothing is written, so ``w`` implies not full."""
-        depth = self._depth
-        valid, rdy = Signal(), Signal(init=1)
-        m.d.comb += [self.r.valid.eq(valid), self.w_rdy.eq(rdy)]
-        with m.If(w & ~r):
-            m.d.sync += [self.level.eq(self.level + 1), valid.eq(1),
-                         rdy.eq(self.level != depth - 1)]
-        with m.Elif(r & ~w):
-            m.d.sync += [self.level.eq(self.level - 1), valid.eq(self.level != 1), rdy.eq(1)]
+
+def _count(m, up, down, count, depth, *, nonzero=None, notfull=None):
+    """``count`` (of at most ``depth``) grows by ``up`` and drops by ``down`` each clock, with
+    the flags ``count != 0`` (``nonzero``) and ``count != depth`` (``notfull``) kept beside
+    it as registers. ``up`` is never set when ``count`` is ``depth``."""
+    with m.If(up & ~down):
+        m.d.sync += count.eq(count + 1)
+        if nonzero is not None:
+            m.d.sync += nonzero.eq(1)
+        if notfull is not None:
+            m.d.sync += notfull.eq(count != depth - 1)
+    with m.Elif(down & ~up):
+        m.d.sync += count.eq(count - 1)
+        if nonzero is not None:
+            m.d.sync += nonzero.eq(count != 1)
+        if notfull is not None:
+            m.d.sync += notfull.eq(1)
 
 
 def _next(ptr, depth):

@@ -36,7 +36,8 @@ __all__ = ["TlRx"]
 _INIT_CHUNK = DATA_CREDIT_MAX - 1
 #: Data buffers deeper than this keep their beats in block RAM [ours]: a distributed RAM cell
 #: holds 16 entries, and past that the banks' multiplexers and the cells cost more LUTs than
-#: block RAM's single bypass register (:class:`~scaleup_ip.tl.rx.fifo.RxFifo`).
+#: block RAM, which takes none for its entries but makes a beat readable two clocks later
+#: (:class:`~scaleup_ip.tl.rx.fifo.RxFifo`).
 LUT_RAM_DEPTH = 16
 
 
@@ -80,11 +81,13 @@ class TlRx(ConfiguredComponent):
     ahead of it are empty: two decoding the control half (:class:`~scaleup_ip.tl.rx.front.RxFront`;
     the flit is not registered on entry, so it should come from a register), one to sequence and
     check the flit, which writes the item straight into the empty head register of its output (or
-    its beat into the data buffer). ``grant`` and ``error`` follow 3 clocks after the flit,
-    ``error_counts``, ``poisoned`` and ``peer_init`` 4. With an address cache a request header takes
-    two clocks more (its cache lookup and the answer's register,
-    :class:`~scaleup_ip.tl.rx.expand.RequestExpand`), hidden behind data that arrive later: 5 clocks
-    for a read, 4 for a 64-byte WriteFull, 3 from the last flit of a 256-byte one; its
+    its beat into the data buffer). An item with data in a data buffer in block RAM (deeper
+    than :data:`LUT_RAM_DEPTH`, as by default) takes 2 clocks more, 5: a beat there is readable
+    3 clocks after it was written. ``grant`` and ``error`` follow 3 clocks after the flit,
+    ``error_counts``, ``poisoned`` and ``peer_init`` 4. With an address cache a request header
+    takes two clocks more (its cache lookup and the answer's register,
+    :class:`~scaleup_ip.tl.rx.expand.RequestExpand`), hidden behind data that arrive later: 5
+    clocks for a read; a write's header is ready no later than its data; its
     ``compressed_request`` error, found as the request leaves the cache stage, sets ``error`` 2
     clocks later. Throughput: one flit per clock; one UPLI beat per clock and output. Overflow: an
     arrival beyond the advertised buffers is the ``buffer_overrun`` error; beyond the catch buffers
