@@ -71,11 +71,11 @@ def test_ecp5_block_rams():
     assert "DP16KD" not in deep and "$mem" in deep
 
 
-@pytest.mark.parametrize("width, depth, message", [
-    (0, 8, "width must be a positive integer"),
-    (8, 1, "depth must be an integer of 2 or more"),
-    (8.5, 8, "width must be a positive integer"),
+@pytest.mark.parametrize("width, depth, error, message", [
+    (0, 8, ValueError, "PipelinedRam width must be 1 .. 4096, not 0"),
+    (8, 1, ValueError, "PipelinedRam depth must be 2 .. 65536, not 1"),
+    (8.5, 8, TypeError, "PipelinedRam width must be an integer, not 8.5"),
 ])
-def test_parameters(width, depth, message):
-    with pytest.raises(ValueError, match=message):
+def test_parameters(width, depth, error, message):
+    with pytest.raises(error, match=message):
         PipelinedRam(width, depth)

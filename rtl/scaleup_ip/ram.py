@@ -8,11 +8,15 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .config import check_int
+
 __all__ = ["PipelinedRam"]
 
 #: Bits of one ECP5 block RAM (DP16KD) in its 36-bit pseudo dual-port mode, and its entries
 #: [Lattice TN1264, "Pseudo Dual Port RAM"].
 ECP5_WIDTH, ECP5_DEPTH = 36, 512
+#: Largest entry and depth taken [ours].
+MAX_WIDTH, MAX_DEPTH = 4096, 65536
 
 
 class PipelinedRam(wiring.Component):
@@ -54,14 +58,12 @@ class PipelinedRam(wiring.Component):
     """
 
     def __init__(self, width, depth):
-        problem = None
-        if not isinstance(width, int) or width < 1:
-            problem = f"width must be a positive integer, not {width!r}"
-        elif not isinstance(depth, int) or depth < 2:
-            problem = f"depth must be an integer of 2 or more, not {depth!r}"
-        if problem:
-            self._MustUse__silence = True       # never elaborated: no "unused" warning
-            raise ValueError(f"PipelinedRam: {problem}")
+        try:
+            check_int("PipelinedRam", "width", width, range(1, MAX_WIDTH + 1))
+            check_int("PipelinedRam", "depth", depth, range(2, MAX_DEPTH + 1))
+        except (TypeError, ValueError):
+            self._MustUse__silence = True       # never built: nothing to warn about
+            raise
         self._width, self._depth = width, depth
         super().__init__({
             "w_addr": In(range(depth)),

@@ -121,8 +121,9 @@ class RxFifo(wiring.Component):
             m.d.sync += fp.eq(_next(fp, depth))
         _count(m, w, fetch, unfetched, depth, nonzero=avail)
         _count(m, w, r, stored, depth, notfull=rdy)
-        # Readable two clocks after it is kept: then it is in the second register, or it will
-        # be when those before it have left (one clock each).
+        # Counted as readable from three clocks after it is kept (``kept`` two clocks after):
+        # then it is in the second register, or will be when those before it have left, one
+        # clock each (the first register fills ahead whenever it is free).
         late = Signal()
         m.d.sync += [late.eq(w), self.kept.eq(late)]
         _count(m, self.kept, r, self.level, depth, nonzero=valid)
