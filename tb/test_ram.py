@@ -7,6 +7,7 @@ import random
 
 import pytest
 from amaranth.back import rtlil
+from amaranth.hdl import Fragment
 from amaranth.sim import Simulator
 
 from fpga.blocks import BlockPlatform
@@ -16,7 +17,7 @@ from scaleup_ip.ram import PipelinedRam
 CLOCKS = 2000
 
 
-@pytest.mark.parametrize("width, depth", [(40, 32), (7, 5)])
+@pytest.mark.parametrize("width, depth", [(40, 32), (7, 5), (3, 1)])
 def test_read_registers(width, depth):
     """Each register takes its input only while its enable is set: ``r_data`` is the entry
     the first register took, once the second has taken it. No read of the entry written in
@@ -31,8 +32,8 @@ def test_read_registers(width, depth):
         first = second = None
         for clock in range(CLOCKS):
             w_addr, r_addr = rng.randrange(depth), rng.randrange(depth)
-            w_en = rng.random() < 0.6 and w_addr != r_addr
-            r_en, out_en = rng.random() < 0.6, rng.random() < 0.6
+            w_en, out_en = rng.random() < 0.6, rng.random() < 0.6
+            r_en = rng.random() < 0.6 and not (w_en and w_addr == r_addr)
             data = rng.getrandbits(width)
             ctx.set(dut.w_addr, w_addr)
             ctx.set(dut.w_data, data)
@@ -57,23 +58,47 @@ def test_read_registers(width, depth):
     sim.run()
 
 
-def test_ecp5_block_rams():
-    """On ECP5: one DP16KD per 36 bits with both output registers on, and no memory left to
-    infer; elsewhere (no platform) an Amaranth memory. Deeper than 512, a memory on ECP5 too."""
-    ecp5 = rtlil.convert(PipelinedRam(513, 32), platform=BlockPlatform())
-    assert ecp5.count("cell \\DP16KD") == 15
-    assert ecp5.count('parameter \\REGMODE_B "OUTREG"') == 15
-    assert ecp5.count('parameter \\REGMODE_A "OUTREG"') == 15
+@pytest.mark.parametrize("width, depth, cells, shape", [
+    (513, 32, 15, 36), (36, 1024, 2, 18), (38, 4096, 10, 4), (3, 16384, 3, 1),
+])
+def test_ecp5_block_rams(width, depth, cells, shape):
+    """On ECP5: DP16KDs of the widest shape that holds ``depth`` entries, as many as ``width``
+    needs, with their output registers on, and no memory left to infer; elsewhere (no
+    platform) an Amaranth memory."""
+    ecp5 = rtlil.convert(PipelinedRam(width, depth), platform=BlockPlatform())
+    assert ecp5.count("cell \\DP16KD") == cells
+    assert ecp5.count(f"parameter \\DATA_WIDTH_B {shape}\n") == cells
+    assert ecp5.count('parameter \\REGMODE_B "OUTREG"') == cells
+    assert ecp5.count('parameter \\REGMODE_A "OUTREG"') == (cells if shape == 36 else 0)
     assert "$mem" not in ecp5
-    generic = rtlil.convert(PipelinedRam(513, 32))
+    generic = rtlil.convert(PipelinedRam(width, depth))
     assert "DP16KD" not in generic and "$mem" in generic
-    deep = rtlil.convert(PipelinedRam(36, 1024), platform=BlockPlatform())
+
+
+def test_ecp5_address_pins():
+    """The word address in the DP16KD's address bits 13 down to ``14 - log2(depth)`` on both
+    ports; below them port A's byte enables (on) in the 36- and 18-bit shapes, else 0."""
+    for depth, low, enables in ((512, 5, 4), (1024, 4, 2), (2048, 3, 0), (4096, 2, 0)):
+        ram = PipelinedRam(4, depth)
+        fragment = Fragment.get(ram, BlockPlatform())
+        cell = fragment.subfragments[0][0]
+        for i in range(14):
+            a, b = cell.ports[f"ADA{i}"][0], cell.ports[f"ADB{i}"][0]
+            if i >= low:
+                assert repr(a) == repr(ram.w_addr[i - low]) and repr(b) == repr(ram.r_addr[i - low])
+            else:
+                assert a.value == int(i < enables) and b.value == 0, (depth, i)
+
+
+def test_deeper_than_a_block_ram():
+    """Deeper than one DP16KD holds: an Amaranth memory on ECP5 too."""
+    deep = rtlil.convert(PipelinedRam(2, 16385), platform=BlockPlatform())
     assert "DP16KD" not in deep and "$mem" in deep
 
 
 @pytest.mark.parametrize("width, depth, error, message", [
     (0, 8, ValueError, "PipelinedRam width must be 1 .. 4096, not 0"),
-    (8, 1, ValueError, "PipelinedRam depth must be 2 .. 65536, not 1"),
+    (8, 0, ValueError, "PipelinedRam depth must be 1 .. 65536, not 0"),
     (8.5, 8, TypeError, "PipelinedRam width must be an integer, not 8.5"),
 ])
 def test_parameters(width, depth, error, message):

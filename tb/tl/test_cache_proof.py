@@ -10,8 +10,9 @@ holds that request's ReqAddr[56:20]: the entry the Tx cache compressed it with.
 
 The link between them is an in-order receiver pipeline (as TlRx's, one request a clock): each
 request taken from ``o`` that is compressed looks its entry up at once (row ``dst_acc``, way
-``cway``); each CLOAD loads its entry a clock after it is taken, so that a compressed request
-right behind a CLOAD of its entry needs the Rx cache's write-to-read bypass (§5.6.2). One
+``cway``) and has its answer two clocks later; each CLOAD loads its entry a clock after it is
+taken, so that a compressed request right behind a CLOAD of its entry needs the Rx cache's
+write-to-read bypass (§5.6.2). One
 assumption: nothing is taken from ``o`` while the Rx cache walks its entries after reset (so
 does the TL receiver: :class:`scaleup_ip.tl.rx.expand.RequestExpand` takes no request while its
 cache is busy).
@@ -34,7 +35,7 @@ internal state to the Rx cache's, each of which holds after a reset and is kept 
 5. Every valid entry of every walked Tx row is in the Rx cache, as it will be once the pending
    load and the request held on ``o`` (if a CLOAD) are loaded.
 6. A compressed request held on ``o`` names an Rx entry that will hold its tag (the property,
-   two clocks early); a held CLOAD names an entry that exists; none is both.
+   three clocks early); a held CLOAD names an entry that exists; none is both.
 7. While the Rx cache walks, no load is pending and the only valid Tx entry is that of a CLOAD
    held on ``o``.
 
@@ -89,7 +90,7 @@ class _Lockstep(Elaboratable):
             m.submodules[name] = cache.elaborate(platform)
             cache._MustUse__used = True                   # (which Amaranth cannot see)
         tx_rows = [_read(m, tx.state.mem, r) for r in range(ROWS)]
-        rx_entries = [[_read(m, rx.state.mem, r * WAYS + w) for w in range(WAYS)]
+        rx_entries = [[rx.state.entry(_read(m, rx.state.mem, r * WAYS + w)) for w in range(WAYS)]
                       for r in range(ROWS)]
         load = self._link(m, tx.o, rx)
         if self.invariants:
@@ -100,25 +101,27 @@ class _Lockstep(Elaboratable):
     def _link(self, m, o, rx):
         """Each ``o`` transfer in order into the Rx cache, as a receiver pipeline would: a
         compressed request looks its entry up as it is taken, a CLOAD loads its entry a clock
-        after it is taken (so that a lookup right behind it needs the Rx cache's bypass); the
-        clock after a lookup, the entry must hold the request's tag. Returns the load
+        after it is taken (so that a lookup right behind it needs the Rx cache's bypass); two
+        clocks after a lookup, its answer must be the request's tag. Returns the load
         register."""
         take = o.valid & o.ready
         req, cache = o.p.req, o.p.cache
         dropped = cache.cway == 1 if self.wrong_way else 0
         load = Signal.like(rx.load)
+        looked, expect_first = Signal(), Signal(CACHE_TAG_BITS)
         pending, expect = Signal(), Signal(CACHE_TAG_BITS)
         m.d.sync += [
             load.valid.eq(take & cache.cload & ~dropped),
             load.acc.eq(req.dst_acc), load.way.eq(cache.cway), load.tag.eq(_tag(req)),
-            pending.eq(take & cache.compressed), expect.eq(_tag(req)),
+            looked.eq(take & cache.compressed), expect_first.eq(_tag(req)),
+            pending.eq(looked), expect.eq(expect_first),
         ]
         m.d.comb += [
             Assume(~rx.busy | ~o.ready, "nothing is sent while the Rx cache walks"),
             rx.load.eq(load),
             rx.lookup.valid.eq(take & cache.compressed),
             rx.lookup.acc.eq(req.dst_acc), rx.lookup.way.eq(cache.cway),
-            rx.use.eq(pending),
+            rx.advance.eq(1), rx.use.eq(pending),
             Assert(~pending | (rx.answer.loaded & (rx.answer.tag == expect)),
                    "the Rx entry expanding a compressed request holds its tag"),
         ]

@@ -100,61 +100,90 @@ def _cache_bench(config, rng, steps):
 
     async def bench(ctx):
         model = RxAddressCache(model_config)
-        want_answer = None
+        first = want_answer = None                          # (tag, loaded) in each stage
         counts = [0, 0, 0]
-        busy_clocks = 0
-        while ctx.get(dut.busy):
-            busy_clocks += 1
-            await ctx.tick()
-        if busy_clocks != config.rows * config.ways:
-            wrong.append(("walk", busy_clocks))
+
+        def load_at_random(hot_acc=None):
+            """A random load (of ``hot_acc`` when given) set on the ports and applied to the
+            model; returns its (acc, way)."""
+            hot = rng.random() < 0.7                        # mostly entries that exist
+            acc = rng.randrange(config.rows) if hot else rng.randrange(1024)
+            way = rng.randrange(config.ways) if hot else rng.randrange(4)
+            if hot_acc is not None:
+                acc, way = hot_acc
+            load = rng.random() < 0.4
+            tag = rng.getrandbits(37)
+            ctx.set(dut.load, {"valid": load, "acc": acc, "way": way, "tag": tag})
+            if load:
+                ok = model.load(acc, way, tag)
+                counts[RxCacheCount.LOADS if ok else RxCacheCount.ERRORS] += 1
+            return acc, way
+
+        async def walk(what):
+            clocks = 0
+            while ctx.get(dut.busy):
+                clocks += 1
+                await ctx.tick()
+            if clocks != config.rows * config.ways:
+                wrong.append((what, clocks))
+
+        await walk("walk")
         for step in range(steps):
             if rng.random() < 0.01:                         # reset: every entry forgotten
                 ctx.set(cd.rst, 1)
                 await ctx.tick()
                 ctx.set(cd.rst, 0)
                 model = RxAddressCache(model_config)
-                counts, want_answer = [0, 0, 0], None
-                clocks = 0
-                while ctx.get(dut.busy):
-                    clocks += 1
-                    await ctx.tick()
-                if clocks != config.rows * config.ways:
-                    wrong.append(("walk after reset", clocks))
+                counts, first, want_answer = [0, 0, 0], None, None
+                await walk("walk after reset")
                 continue
-            hot = rng.random() < 0.7                        # mostly entries that exist
-            acc = rng.randrange(config.rows) if hot else rng.randrange(1024)
-            way = rng.randrange(config.ways) if hot else rng.randrange(4)
-            load = rng.random() < 0.4
-            tag = rng.getrandbits(37)
+            # The lookup's clock: a load first (of the same entry at times: the bypass).
+            acc, way = load_at_random()
             look = rng.random() < 0.6
             same = rng.random() < 0.3                       # the lookup reads the loaded entry
             l_acc, l_way = (acc, way) if same else (rng.randrange(config.rows),
                                                     rng.randrange(config.ways))
             use = want_answer is not None and rng.random() < 0.5
-            ctx.set(dut.load, {"valid": load, "acc": acc, "way": way, "tag": tag})
             ctx.set(dut.lookup, {"valid": look, "acc": l_acc, "way": l_way})
             ctx.set(dut.use, use)
             if use:
                 counts[RxCacheCount.EXPANSIONS if want_answer[1] else RxCacheCount.ERRORS] += 1
-            if load:
-                ok = model.load(acc, way, tag)
-                counts[RxCacheCount.LOADS if ok else RxCacheCount.ERRORS] += 1
-            if look:                                        # a load in the clock comes first
+            if look:
                 entry = model.entry(l_acc, l_way)
-                want_answer = (entry or 0, entry is not None)
+                first = (entry or 0, entry is not None)
             await ctx.tick()
-            ctx.set(dut.load.valid, 0)
             ctx.set(dut.lookup.valid, 0)
             ctx.set(dut.use, 0)
+            # Up to two clocks before the answer takes it, then the clock it does; loads
+            # (of the looked-up entry at times) that must not change what the lookup read.
+            for _ in range(rng.randrange(3)):
+                load_at_random((l_acc, l_way) if rng.random() < 0.5 else None)
+                await ctx.tick()
+            load_at_random((l_acc, l_way) if rng.random() < 0.5 else None)
+            ctx.set(dut.advance, 1)
+            want_answer = first
+            await ctx.tick()
+            ctx.set(dut.advance, 0)
+            ctx.set(dut.load.valid, 0)
             answer = ctx.get(dut.answer)
             got = (answer.tag, answer.loaded)
             if want_answer is not None and (got if want_answer[1] else (0, got[1])) != want_answer:
                 wrong.append((step, "answer", got, want_answer))
-            await ctx.tick()                                # counters of the use settle
-            answer = ctx.get(dut.answer)
-            if want_answer is not None and answer.loaded != want_answer[1]:
-                wrong.append((step, "answer not held"))
+            # Counters of the use settle; the answer holds through a lookup without advance.
+            if rng.random() < 0.5:
+                l_acc, l_way = rng.randrange(config.rows), rng.randrange(config.ways)
+                ctx.set(dut.lookup, {"valid": 1, "acc": l_acc, "way": l_way})
+                entry = model.entry(l_acc, l_way)
+                first = (entry or 0, entry is not None)
+            await ctx.tick()
+            ctx.set(dut.lookup.valid, 0)
+            for _ in range(2):
+                answer = ctx.get(dut.answer)
+                got = (answer.tag, answer.loaded)
+                if want_answer is not None and \
+                        (got if want_answer[1] else (0, got[1])) != want_answer:
+                    wrong.append((step, "answer not held", got, want_answer))
+                await ctx.tick()
             got_counts = [ctx.get(dut.counts[k]) for k in RxCacheCount]
             if got_counts != counts:
                 wrong.append((step, "counts", got_counts, counts))
@@ -169,8 +198,9 @@ def _cache_bench(config, rng, steps):
 @pytest.mark.parametrize("ways, rows", [(2, 4), (1, 3), (4, 16)])
 def test_rx_addr_cache(ways, rows):
     """Loads, lookups (also of the entry loaded in the same clock: the bypass; or the clock
-    after: from block RAM), entries that do not exist, answers held, counters, reset walks:
-    as the golden Rx cache says."""
+    after: from block RAM), answers taken 1 to 3 clocks after their lookup with loads of the
+    same entry in between that must not change them, entries that do not exist, answers held,
+    counters, reset walks: as the golden Rx cache says."""
     seed = harness.seed()
     print(f"seed {seed}")
     wrong = _cache_bench(AddrCacheConfig(ways=ways, rows=rows), random.Random(seed), 1500)

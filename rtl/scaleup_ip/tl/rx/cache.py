@@ -6,10 +6,10 @@ from types import SimpleNamespace
 
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
+from ...ram import PipelinedRam
 from ..layout import (
     ACC_BITS,
     CACHE_TAG_BITS,
@@ -33,6 +33,9 @@ cache_answer_layout = data.StructLayout({"tag": CACHE_TAG_BITS, "loaded": 1})
 #: One entry in block RAM: ReqAddr[56:20] and "loaded" (entries are never invalidated
 #: [§5.6.2], so the bit is set by the first load and cleared only by the reset walk).
 _entry = data.StructLayout({"tag": CACHE_TAG_BITS, "loaded": 1})
+#: Beside a lookup in each read stage: the tag a load of the same entry wrote in the clock of
+#: the lookup (``fwd``), and whether the entry exists.
+_bypass = data.StructLayout({"fwd": 1, "tag": CACHE_TAG_BITS, "exists": 1})
 
 
 class RxAddrCache(ConfiguredComponent):
@@ -41,9 +44,11 @@ class RxAddrCache(ConfiguredComponent):
 
     The entries are one block RAM of ``rows * ways`` words (address = ``acc * ways + way``;
     4 ways x 1024 rows x 38 bits is ten ECP5 EBRs), with one write port (loads, and the reset
-    walk) and one synchronous read port (lookups). An entry that does not exist (``acc >=
-    rows`` or ``way >= ways``: the peer's Tx cache is larger) answers "not loaded", and a load
-    of one changes nothing and counts an error. Entries are only replaced, never invalidated
+    walk) and one read port read through two registers (:class:`~scaleup_ip.ram.PipelinedRam`:
+    on ECP5 the block RAM's own address and output registers, so that the answer leaves a
+    register about 1 ns after the clock). An entry that does not exist (``acc >= rows`` or
+    ``way >= ways``: the peer's Tx cache is larger) answers "not loaded", and a load of one
+    changes nothing and counts an error. Entries are only replaced, never invalidated
     [§5.6.2]. After reset every entry is written "not loaded", one per clock (``busy``).
 
     Parameters
@@ -56,12 +61,14 @@ class RxAddrCache(ConfiguredComponent):
     load : In(cache_load_layout)
         Write ``tag`` into the entry at the end of the clock when ``valid``.
     lookup : In(cache_lookup_layout)
-        Read an entry when ``valid``.
+        Read an entry into the first stage when ``valid``; the first stage keeps it
+        otherwise. A lookup in the clock of a load of the same entry reads the loaded tag (the
+        write-to-read bypass of §5.6.2); loads made after the lookup do not change what it
+        read.
+    advance : In(1)
+        The answer takes what the first stage holds; it keeps it otherwise.
     answer : Out(cache_answer_layout)
-        The entry the last lookup read, from the clock after it until the next lookup; loads
-        made after the lookup do not change it. A lookup in the clock of a load of the same
-        entry answers the loaded tag (the write-to-read bypass of §5.6.2); a lookup the clock
-        after a load reads it from the block RAM.
+        The entry of the lookup the last ``advance`` took.
     use : In(1)
         The current answer is used for one compressed request: it is counted, a clock later,
         as an expansion when loaded, else as an error. (A lookup made ahead and never used is
@@ -72,14 +79,15 @@ class RxAddrCache(ConfiguredComponent):
     counts : Out(rx_cache_counts)
         Loads, expansions and errors (:class:`RxCacheCount`), 32-bit, wrapping.
 
-    Latency: ``answer`` one clock after ``lookup``; counters two clocks after the load or
-    ``use``. Throughput: one load and one lookup per clock. Overflow: none.
+    Latency: ``answer`` two clocks after ``lookup`` when ``advance`` is set in the clock after
+    it; counters two clocks after the load or ``use``. Throughput: one load and one lookup per
+    clock. Overflow: none.
 
     Attributes
     ----------
     state : SimpleNamespace
-        Set by :meth:`elaborate`: the entries' RAM (``mem``), for the lock-step proof
-        (``tb/tl/test_cache_proof.py``). Not a port.
+        The entries' RAM (``mem``, an Amaranth ``Memory`` of bits where the platform is not an
+        ECP5) and the layout of its words (``entry``), for the lock-step proof (``tb/tl/test_cache_proof.py``). Not a port.
     """
 
     config_class = AddrCacheConfig
@@ -88,11 +96,15 @@ class RxAddrCache(ConfiguredComponent):
         super().__init__(config, {
             "load": In(cache_load_layout),
             "lookup": In(cache_lookup_layout),
+            "advance": In(1),
             "answer": Out(cache_answer_layout),
             "use": In(1),
             "busy": Out(1, init=1),
             "counts": Out(rx_cache_counts),
         })
+        depth = config.rows * config.ways
+        self._ram = PipelinedRam(_entry.size, depth)
+        self.state = SimpleNamespace(mem=self._ram.memory, entry=_entry)
 
     def _address(self, acc, way):
         """``(memory address, the entry exists)`` of row ``acc``, way ``way``."""
@@ -105,40 +117,40 @@ class RxAddrCache(ConfiguredComponent):
     def elaborate(self, platform):
         m = Module()
         depth = self._config.rows * self._config.ways
-        m.submodules.mem = mem = Memory(shape=_entry, depth=depth, init=[])
-        wport = mem.write_port()
-        rport = mem.read_port(transparent_for=())
+        m.submodules.ram = ram = self._ram
         load, lookup = self.load, self.lookup
         load_addr, load_exists = self._address(load.acc, load.way)
         look_addr, look_exists = self._address(lookup.acc, lookup.way)
         write = Signal()
         walk = Signal(range(depth))
-        m.d.comb += write.eq(load.valid & load_exists & ~self.busy)
+        stored = Signal(_entry)
+        m.d.comb += [write.eq(load.valid & load_exists & ~self.busy),
+                     stored.tag.eq(load.tag), stored.loaded.eq(1)]
         # Reset walk, then loads.
         with m.If(self.busy):
-            m.d.comb += [wport.addr.eq(walk), wport.en.eq(1)]
+            m.d.comb += [ram.w_addr.eq(walk), ram.w_en.eq(1)]
             m.d.sync += walk.eq(walk + 1)
             with m.If(walk == depth - 1):
                 m.d.sync += self.busy.eq(0)
         with m.Else():
-            m.d.comb += [
-                wport.addr.eq(load_addr), wport.en.eq(write),
-                wport.data.tag.eq(load.tag), wport.data.loaded.eq(1),
-            ]
-        # Lookups; the bypass when a load writes the entry being read.
-        fwd = Signal()
-        fwd_tag = Signal(CACHE_TAG_BITS)
-        exists = Signal()
-        m.d.comb += [rport.addr.eq(look_addr), rport.en.eq(lookup.valid & ~self.busy)]
-        with m.If(rport.en):
-            m.d.sync += [fwd.eq(write & (load_addr == look_addr)), fwd_tag.eq(load.tag),
-                         exists.eq(look_exists)]
+            m.d.comb += [ram.w_addr.eq(load_addr), ram.w_en.eq(write), ram.w_data.eq(stored)]
+        # Lookups, through the RAM's two registers; beside them, whether the entry exists and
+        # the bypass when a load writes the entry being read (both stages).
+        first = Signal(_bypass)
+        second = Signal(_bypass)
+        m.d.comb += [ram.r_addr.eq(look_addr), ram.r_en.eq(lookup.valid & ~self.busy),
+                     ram.r_out_en.eq(self.advance)]
+        with m.If(ram.r_en):
+            m.d.sync += [first.fwd.eq(write & (load_addr == look_addr)),
+                         first.tag.eq(load.tag), first.exists.eq(look_exists)]
+        with m.If(self.advance):
+            m.d.sync += second.eq(first)
+        read = _entry(ram.r_data)
         m.d.comb += [
-            self.answer.tag.eq(Mux(fwd, fwd_tag, rport.data.tag)),
-            self.answer.loaded.eq(exists & (fwd | rport.data.loaded)),
+            self.answer.tag.eq(Mux(second.fwd, second.tag, read.tag)),
+            self.answer.loaded.eq(second.exists & (second.fwd | read.loaded)),
         ]
         self._count(m, write, load.valid & ~load_exists & ~self.busy)
-        self.state = SimpleNamespace(mem=mem)
         return m
 
     def _count(self, m, loaded, load_error):

@@ -175,24 +175,33 @@ class ControlDecoder(wiring.Component):
             requests = [c | four[s] if s % 4 == 3 else c
                         for s, c in zip(range(1, SECTORS_PER_HALF, 2), compressed)]
             _pack(m, requests, self.req_pick, self.req_n, "req")
-            self._request_beats(m, sec, four, compressed)
+            self._request_beats(m, sec, ft, four, compressed)
         else:
             err[RxError.COMPRESSED_REQUEST] += compressed
         m.d.sync += self.errors.eq(Cat(*(Cat(*err[k]).any() if k in err else Const(0)
                                          for k in RxError)))
         return m
 
-    def _request_beats(self, m, sec, four, compressed):
+    def _request_beats(self, m, sec, ft, four, compressed):
         """With ``cached``: the data beats and byte-enable half of the request of each pair of
         sectors, from the fields' CMD and LEN (Table 5-33: CMD[2] = a write, CMD[1] = a
-        WriteFull) or CMD and NUMBEATS."""
-        beats = []
+        WriteFull) or CMD and NUMBEATS; and the beats of all.
+
+        The beats of all are summed by groups of four sectors, each from its own sectors'
+        FTYPEs (sector ``4q+3`` tops an uncompressed request, else each odd sector holding a
+        compressed request tops one: an uncompressed request's upper sector is never a
+        compressed FTYPE), not from the field tops, so that one addition follows a few levels
+        of logic."""
+        quads = []
         for p, creq in enumerate(compressed):
             c = compressed_request(Cat(sec[2 * p], sec[2 * p + 1]))
             n = Signal(range(MAX_BEATS + 1), name=f"req{p}_beats")
             be = Signal(name=f"req{p}_be")
             write = c.cmd[2]
             n_c, be_c = Mux(write, c.len + 1, 0), write & ~c.cmd[1]
+            # The pair's beats if a compressed request is there, by its own FTYPE alone.
+            alone = Signal(range(MAX_BEATS + 1), name=f"req{p}_alone")
+            m.d.comb += alone.eq(Mux(ft[2 * p + 1] == FType.COMPRESSED_REQUEST, n_c, 0))
             if p % 2:
                 f = uncompressed_request(Cat(*(sec[s] for s in range(2 * p - 2, 2 * p + 2))))
                 full = four[2 * p + 1]
@@ -201,11 +210,15 @@ class ControlDecoder(wiring.Component):
                     be.eq(Mux(creq, be_c, full & f.cmd[5]
                               & (f.cmd != ReqCmd.WRITE_FULL.value))),
                 ]
+                quad = Signal(range(2 * MAX_BEATS + 1), name=f"req_quad{p // 2}_beats")
+                m.d.comb += quad.eq(Mux(full, request_beats(f.cmd, f.num_beats),
+                                        quads.pop() + alone))
+                quads.append(quad)
             else:
                 m.d.comb += [n.eq(Mux(creq, n_c, 0)), be.eq(creq & be_c)]
+                quads.append(alone)
             m.d.sync += [self.req_beats[p].eq(n), self.req_be[p].eq(be)]
-            beats.append(n)
-        m.d.sync += self.req_data.eq(sum(beats[1:], beats[0]))
+        m.d.sync += self.req_data.eq(sum(quads[1:], quads[0]))
 
     def _responses(self, m, sec, ft, top, err):
         """Responses at each top sector, with the data beats they call for."""

@@ -19,10 +19,10 @@ class RequestExpand(wiring.Component):
     one gets ReqAddr[56:20] from (row, CWAY) [§5.6.1]; the row is ReqDstPhysAccID or
     ReqSrcPhysAccID (``cache_rx_index``).
 
-    Each request passes two registers: in the first its lookup is read from block RAM, in
-    the second its answer is registered (the block RAM's clock-to-out leaves no room for logic
-    behind it). It loads the cache as it leaves the first, so that a load precedes every
-    lookup of a later request: in the same clock (the cache's bypass) or later. So a CLOAD is
+    Each request passes two registers, beside the cache's two read stages: as it enters the
+    first its lookup is read from block RAM, as it enters the second its answer is taken into
+    the block RAM's output register. It loads the cache as it leaves the first, so that a load
+    precedes every lookup of a later request: in the same clock (the cache's bypass) or later. So a CLOAD is
     visible to the compressed requests after it, also in the same control half-flit [§5.6.2],
     and a compressed request before it still sees the entry as it was.
 
@@ -78,12 +78,11 @@ class RequestExpand(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.cache = cache = RxAddrCache(self._config.rx_cache)
-        # Stage 1: the request whose lookup is being read; stage 2: with its answer registered
-        # (the block RAM's output feeds that register only: its clock-to-out is most of a
-        # clock on ECP5).
+        # Stage 1: the request whose lookup the cache's first stage holds; stage 2: with its
+        # answer in the cache's output register.
         e1, e2 = Signal(cached_request_layout), Signal(cached_request_layout)
         v1, v2 = Signal(), Signal()
-        answer = Signal.like(cache.answer)
+        answer = cache.answer
         dropping = Signal()                     # a request could not be expanded (sticky)
         take, advance, leave = Signal(), Signal(), Signal()
         nxt = Signal(cached_request_layout)
@@ -99,20 +98,22 @@ class RequestExpand(wiring.Component):
         with m.If(take):
             m.d.sync += [e1.eq(nxt), v1.eq(self.head.valid | self.direct_valid)]
         with m.If(advance):
-            m.d.sync += [e2.eq(e1), v2.eq(1), answer.eq(cache.answer)]
+            m.d.sync += [e2.eq(e1), v2.eq(1)]
         with m.Elif(leave):
             m.d.sync += v2.eq(0)
         # Stage 2's request could not be expanded: nothing after it touches the cache.
         miss = e2.cache.compressed & ~answer.loaded
         stop = dropping | (v2 & miss)
-        # The lookup as a request enters stage 1, the load and the count as it leaves it.
+        # The lookup as a request enters stage 1, the load as it leaves it, the count as it
+        # leaves stage 2.
         m.d.comb += [
             cache.lookup.valid.eq(take & nxt.cache.compressed & ~dropping),
             cache.lookup.acc.eq(self._row(nxt.req)), cache.lookup.way.eq(nxt.cache.cway),
+            cache.advance.eq(advance),
             cache.load.valid.eq(advance & e1.cache.cload & ~stop),
             cache.load.acc.eq(self._row(e1.req)), cache.load.way.eq(e1.cache.cway),
             cache.load.tag.eq(e1.req.addr[CACHE_TAG_LSB:]),
-            cache.use.eq(advance & e1.cache.compressed & ~stop),
+            cache.use.eq(leave & e2.cache.compressed & ~dropping),
         ]
         # Out: the cached tag in place of ReqAddr[56:20], or the mark.
         o = self.o.payload
