@@ -9,8 +9,8 @@ import random
 from amaranth.sim import Simulator
 
 from sim import harness
-from scaleup_ip.tl.layout import HALF_BITS, SECTOR_BITS, SECTORS_PER_HALF, FType
-from scaleup_ip.tl.rx.decode import ControlDecoder
+from scaleup_ip.tl import HALF_BITS, SECTOR_BITS, SECTORS_PER_HALF, FType
+from scaleup_ip.tl.rx import ControlDecoder
 
 HALVES = 3000
 
