@@ -75,19 +75,31 @@ def test_ecp5_block_rams(width, depth, cells, shape):
     assert "DP16KD" not in generic and "$mem" in generic
 
 
-def test_ecp5_address_pins():
-    """The word address in the DP16KD's address bits 13 down to ``14 - log2(depth)`` on both
-    ports; below them port A's byte enables (on) in the 36- and 18-bit shapes, else 0."""
-    for depth, low, enables in ((512, 5, 4), (1024, 4, 2), (2048, 3, 0), (4096, 2, 0)):
-        ram = PipelinedRam(4, depth)
-        fragment = Fragment.get(ram, BlockPlatform())
-        cell = fragment.subfragments[0][0]
-        for i in range(14):
-            a, b = cell.ports[f"ADA{i}"][0], cell.ports[f"ADB{i}"][0]
-            if i >= low:
-                assert repr(a) == repr(ram.w_addr[i - low]) and repr(b) == repr(ram.r_addr[i - low])
-            else:
-                assert a.value == int(i < enables) and b.value == 0, (depth, i)
+@pytest.mark.parametrize("depth, width, low, enables", [
+    (512, 36, 5, 4), (1024, 18, 4, 2), (2048, 9, 3, 0), (4096, 4, 2, 0), (8192, 2, 1, 0),
+    (16384, 1, 0, 0),
+])
+def test_ecp5_pins(depth, width, low, enables):
+    """The word address in the DP16KD's address bits 13 down to ``low`` on both ports, below
+    them port A's byte enables (on) in the 36- and 18-bit shapes, else 0; the data written on
+    port A's pins and read on port B's, except in the 36-bit shape, whose bits 18-35 are on
+    port B's input pins and its bits 0-17 on port A's output pins."""
+    ram = PipelinedRam(width, depth)
+    cell = Fragment.get(ram, BlockPlatform()).subfragments[0][0]
+    ports = {name: value for name, (value, _) in cell.ports.items()}
+    for i in range(14):
+        a, b = ports[f"ADA{i}"], ports[f"ADB{i}"]
+        if i >= low:
+            assert repr(a) == repr(ram.w_addr[i - low]) and repr(b) == repr(ram.r_addr[i - low])
+        else:
+            assert a.value == int(i < enables) and b.value == 0, i
+    for bit in range(width):
+        din = dout = f"A{bit}" if bit < 18 else f"B{bit - 18}"
+        if width < 36:
+            din, dout = f"A{bit}", f"B{bit}"
+        assert repr(ports[f"DI{din}"]) == repr(ram.w_data[bit]), bit
+        assert repr(ports[f"DO{dout}"]) == repr(ram.r_data[bit]), bit
+    assert sum(name.startswith("DO") for name in ports) == width    # no other output pin
 
 
 def test_deeper_than_a_block_ram():

@@ -37,9 +37,10 @@ class PipelinedRam(wiring.Component):
     on port A and read on port B), as many side by side as ``width`` needs, and the two
     registers are theirs (``REGMODE`` ``OUTREG``): ``r_data`` leaves the RAM about 1 ns after
     the clock, against about 5.8 ns from the RAM without its output register. Elsewhere
-    (simulation, formal proofs, Verilog for other FPGAs) it is :attr:`memory`, an Amaranth
-    :class:`~amaranth.lib.memory.Memory` with a synchronous read port, and a register after
-    it.
+    (simulation, formal proofs, Verilog for other FPGAs, and on an ECP5 deeper than 16384) it
+    is :attr:`memory`, an Amaranth :class:`~amaranth.lib.memory.Memory` with a synchronous
+    read port, and a register after it. A ``PipelinedRam`` is elaborated once (its
+    :attr:`memory` is its own): make one in the ``elaborate`` of the design that uses it.
 
     Parameters
     ----------
@@ -66,8 +67,8 @@ class PipelinedRam(wiring.Component):
     Attributes
     ----------
     memory : Memory
-        The entries where the platform is not an ECP5 (a formal proof may read it); unused on
-        an ECP5.
+        The entries where they are not DP16KDs (a formal proof may read it); unused where they
+        are.
     """
 
     def __init__(self, width, depth):
@@ -132,7 +133,8 @@ class PipelinedRam(wiring.Component):
         wide = width == 36
         ports = {
             "i_CLKA": ClockSignal("sync"), "i_CLKB": ClockSignal("sync"),
-            "i_CEA": self.w_en, "i_WEA": 1, "i_OCEA": self.r_out_en, "i_RSTA": 0,
+            # Port A's output register holds read data only in the 36-bit mode.
+            "i_CEA": self.w_en, "i_WEA": 1, "i_OCEA": self.r_out_en if wide else 0, "i_RSTA": 0,
             "i_CEB": self.r_en, "i_WEB": 0, "i_OCEB": self.r_out_en, "i_RSTB": 0,
         }
         for i in range(3):

@@ -86,8 +86,9 @@ class RxAddrCache(ConfiguredComponent):
     Attributes
     ----------
     state : SimpleNamespace
-        The entries' RAM (``mem``, an Amaranth ``Memory`` of bits where the platform is not an
-        ECP5) and the layout of its words (``entry``), for the lock-step proof (``tb/tl/test_cache_proof.py``). Not a port.
+        Set by :meth:`elaborate`: the entries' RAM (``mem``, the Amaranth ``Memory`` of bits
+        that :class:`~scaleup_ip.ram.PipelinedRam` uses off ECP5) and the layout of its words
+        (``entry``), for the lock-step proof (``tb/tl/test_cache_proof.py``). Not a port.
     """
 
     config_class = AddrCacheConfig
@@ -102,9 +103,6 @@ class RxAddrCache(ConfiguredComponent):
             "busy": Out(1, init=1),
             "counts": Out(rx_cache_counts),
         })
-        depth = config.rows * config.ways
-        self._ram = PipelinedRam(_entry.size, depth)
-        self.state = SimpleNamespace(mem=self._ram.memory, entry=_entry)
 
     def _address(self, acc, way):
         """``(memory address, the entry exists)`` of row ``acc``, way ``way``."""
@@ -117,7 +115,8 @@ class RxAddrCache(ConfiguredComponent):
     def elaborate(self, platform):
         m = Module()
         depth = self._config.rows * self._config.ways
-        m.submodules.ram = ram = self._ram
+        m.submodules.ram = ram = PipelinedRam(_entry.size, depth)
+        self.state = SimpleNamespace(mem=ram.memory, entry=_entry)
         load, lookup = self.load, self.lookup
         load_addr, load_exists = self._address(load.acc, load.way)
         look_addr, look_exists = self._address(lookup.acc, lookup.way)

@@ -22,9 +22,9 @@ class RequestExpand(wiring.Component):
     Each request passes two registers, beside the cache's two read stages: as it enters the
     first its lookup is read from block RAM, as it enters the second its answer is taken into
     the block RAM's output register. It loads the cache as it leaves the first, so that a load
-    precedes every lookup of a later request: in the same clock (the cache's bypass) or later. So a CLOAD is
-    visible to the compressed requests after it, also in the same control half-flit [§5.6.2],
-    and a compressed request before it still sees the entry as it was.
+    precedes every lookup of a later request: in the same clock (the cache's bypass) or later.
+    So a CLOAD is visible to the compressed requests after it, also in the same control
+    half-flit [§5.6.2], and a compressed request before it still sees the entry as it was.
 
     A compressed request naming an entry that was never loaded, or a row or way the cache
     lacks, is never given an address: [ours, after the Drop Mode of §5.5] it and every request
