@@ -19,6 +19,9 @@ __all__ = ["PipelinedRam"]
 ECP5_SHAPES = ((512, 36), (1024, 18), (2048, 9), (4096, 4), (8192, 2), (16384, 1))
 #: Address bits of a DP16KD.
 ECP5_ADDR_BITS = 14
+#: Port A's low address bits that are its byte enables, by width (36: ADA0-3, 18: ADA0-1)
+#: [TN1264]; set, so that every byte is written.
+ECP5_BYTE_ENABLES = {36: 4, 18: 2}
 #: Largest entry and depth taken [ours].
 MAX_WIDTH, MAX_DEPTH = 4096, 65536
 
@@ -139,12 +142,10 @@ class PipelinedRam(wiring.Component):
         }
         for i in range(3):
             ports[f"i_CSA{i}"] = ports[f"i_CSB{i}"] = 0
+        enables = ECP5_BYTE_ENABLES.get(width, 0)
         for i in range(ECP5_ADDR_BITS):
             bit = i - low
-            # Port A's byte enables, all on: address bits 0-3 in the 36-bit mode, 0-1 in the
-            # 18-bit one.
-            enable = int(i < {36: 4, 18: 2}.get(width, 0))
-            ports[f"i_ADA{i}"] = self.w_addr[bit] if 0 <= bit < abits else enable
+            ports[f"i_ADA{i}"] = self.w_addr[bit] if 0 <= bit < abits else int(i < enables)
             ports[f"i_ADB{i}"] = self.r_addr[bit] if 0 <= bit < abits else 0
         for i in range(width):
             if wide:                        # bits 0-17 on port A's pins, 18-35 on port B's

@@ -103,14 +103,14 @@ def _cache_bench(config, rng, steps):
         first = want_answer = None                          # (tag, loaded) in each stage
         counts = [0, 0, 0]
 
-        def load_at_random(hot_acc=None):
-            """A random load (of ``hot_acc`` when given) set on the ports and applied to the
-            model; returns its (acc, way)."""
+        def load_at_random(entry=None):
+            """A random load (of ``entry``, an ``(acc, way)``, when given) set on the ports and
+            applied to the model; returns its (acc, way)."""
             hot = rng.random() < 0.7                        # mostly entries that exist
             acc = rng.randrange(config.rows) if hot else rng.randrange(1024)
             way = rng.randrange(config.ways) if hot else rng.randrange(4)
-            if hot_acc is not None:
-                acc, way = hot_acc
+            if entry is not None:
+                acc, way = entry
             load = rng.random() < 0.4
             tag = rng.getrandbits(37)
             ctx.set(dut.load, {"valid": load, "acc": acc, "way": way, "tag": tag})

@@ -205,14 +205,14 @@ class ControlDecoder(wiring.Component):
             if p % 2:
                 f = uncompressed_request(Cat(*(sec[s] for s in range(2 * p - 2, 2 * p + 2))))
                 full = four[2 * p + 1]
+                full_beats = request_beats(f.cmd, f.num_beats)
                 m.d.comb += [
-                    n.eq(Mux(creq, n_c, Mux(full, request_beats(f.cmd, f.num_beats), 0))),
+                    n.eq(Mux(creq, n_c, Mux(full, full_beats, 0))),
                     be.eq(Mux(creq, be_c, full & f.cmd[5]
                               & (f.cmd != ReqCmd.WRITE_FULL.value))),
                 ]
                 quad = Signal(range(2 * MAX_BEATS + 1), name=f"req_quad{p // 2}_beats")
-                m.d.comb += quad.eq(Mux(full, request_beats(f.cmd, f.num_beats),
-                                        quads.pop() + alone))
+                m.d.comb += quad.eq(Mux(full, full_beats, quads.pop() + alone))
                 quads.append(quad)
             else:
                 m.d.comb += [n.eq(Mux(creq, n_c, 0)), be.eq(creq & be_c)]
