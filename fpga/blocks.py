@@ -4,7 +4,8 @@
 Each block of :data:`BLOCKS` is wrapped in a :class:`~fpga.harness.BlockHarness` (every port
 registered, none on a pin) and built with Amaranth's Trellis flow for ECP5 and the yowasp tools
 of this environment: Yosys ``synth_ecp5`` (``abc9`` LUT mapping, the default in Yosys 0.70),
-nextpnr-ecp5 with ``--freq`` and ``--report`` and the clock pin constrained to the same
+nextpnr-ecp5 with ``--freq``, ``--report`` and the placer's timing weight
+(:data:`fpga.report.PLACER_TIMING_WEIGHT`) and the clock pin constrained to the same
 frequency, once per placement seed (``--seeds``, by default :data:`fpga.report.SEEDS`: the
 worst is reported, every seed's Fmax beside it), then ``ecppack``. Builds go to
 ``build/synth/blocks/<block>-<config slug>/``; the figures to ``build/synth/blocks.json``.

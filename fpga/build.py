@@ -3,8 +3,9 @@
 
 Synthesis is Amaranth's Trellis flow for ECP5 with the yowasp tools of this environment: Yosys
 ``synth_ecp5`` (which maps LUTs with ``abc9`` in Yosys 0.70), then nextpnr-ecp5 with
-:func:`fpga.report.nextpnr_opts` (``--freq``, ``--report``) for each of the seeds
-:data:`fpga.report.SEEDS`, the worst reported, then ``ecppack`` on the first seed's placement.
+:func:`fpga.report.nextpnr_opts` (``--freq``, ``--report``, the placer's timing weight) for
+each of the seeds :data:`fpga.report.SEEDS`, the worst reported, then ``ecppack`` on the first
+seed's placement.
 Everything goes to ``build/synth/<board>/``; the figures to ``build/synth/<board>/report.json``.
 The build fails (exit status 1) when any seed misses a clock's target.
 """

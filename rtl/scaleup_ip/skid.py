@@ -26,8 +26,8 @@ class SkidBuffer(wiring.Component):
     Two entries used in turn: a transfer in is written into the entry the write pointer names,
     ``o`` shows the entry the read pointer names, and a transfer out only moves the read
     pointer. So neither ``i.valid`` nor ``o.ready`` reaches the other side in the same clock,
-    and ``o.ready`` drives no wide register enable (the payload registers are written only
-    from the ``i`` side).
+    and neither drives a wide register enable: the free entry takes ``i.payload`` in every
+    clock in which one is free, and a transfer in only moves the write pointer.
 
     Latency: one clock. Throughput: one transfer per clock; ``i.ready`` falls while both
     entries are taken. Nothing is dropped or reordered.
@@ -52,11 +52,14 @@ class SkidBuffer(wiring.Component):
         ]
         push = self.i.valid & ~full
         pop = self.o.valid & self.o.ready
+        # The entry the write pointer names is free whenever both are not taken, so it takes
+        # ``i.payload`` in every such clock, valid or not: the payload registers' enables are
+        # registers alone, and ``i.valid`` moves only the pointer.
+        for k in range(2):
+            with m.If(~full & (wr == k)):
+                m.d.sync += entries[k].eq(self.i.payload)
         with m.If(push):
             m.d.sync += wr.eq(~wr)
-            for k in range(2):
-                with m.If(wr == k):
-                    m.d.sync += entries[k].eq(self.i.payload)
         with m.If(pop):
             m.d.sync += rd.eq(~rd)
         with m.If(push & ~pop):

@@ -183,6 +183,9 @@ class _Occupancy(Elaboratable):
                 Assert(st.st.last_seq_2 == seq_next(seq_next(last_seq)), "i: Tx_last_seq + 2"),
                 Assert(st.st.last_ack == last_ack, "i: Rx_last_ack"),
                 Assert(beats == Mux(new_flit, st.beat, 0), "i: body beats in step"),
+                Assert(st.beat < BEATS_PER_FLIT, "i: the beat count in range"),
+                Assert(st.first == (st.beat == 0), "i: the first beat's flag"),
+                Assert(st.last == (st.beat == BEATS_PER_FLIT - 1), "i: the last beat's flag"),
                 Assert(~new_flit | (count < window), "i: a body flit under way has room"),
             ]
         return m

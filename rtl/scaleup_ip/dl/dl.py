@@ -67,9 +67,9 @@ class UalinkDl(ConfiguredComponent):
     receiver trust only Explicit flits until one is taken (Rx_ambiguous) [ours], since flits
     lost while the link was down never showed as bad CRCs.
 
-    Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 47 clocks
+    Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 48 clocks
     (its DL flit's 10 beats, the wire order's 11, the CRC's 11, registers and the skid
-    buffer after the packer), and out of ``tl_out`` about 27 clocks after its DL flit's last
+    buffer after the packer), and out of ``tl_out`` about 28 clocks after its DL flit's last
     beat arrives (with the register stage before the unpacker). An Ack or Replay
     Request received acts on the transmitter's flits that start from 3 clocks after the
     receiver takes the flit that carries it (a register between the two halves, the
@@ -176,18 +176,23 @@ class UalinkDl(ConfiguredComponent):
         nops = Signal(range(cfg.nop_flits + 1))
         received = Signal(range(_UP_RECEIVED + 1))
         state = self.state
-        m.d.comb += [tx.mode.eq(LinkMode.IDLE), rx.resync.eq(0), unpack.restart.eq(rx.resync)]
-        with m.If(state == DlState.NOP):
-            m.d.comb += tx.mode.eq(LinkMode.NOP)
-        with m.If(state == DlState.UP):
-            m.d.comb += tx.mode.eq(LinkMode.UP)
+        # The transmitter's mode is a register of its own, written with the state (the same
+        # value the state's decode would give, in the same clock), so that it can be placed by
+        # the transmitter's choice of the next flit rather than by the state machine.
+        mode = Signal(LinkMode)
+        modes = {DlState.FAULT: LinkMode.IDLE, DlState.IDLE: LinkMode.IDLE,
+                 DlState.NOP: LinkMode.NOP, DlState.UP: LinkMode.UP}
+
+        def go(to):
+            return [state.eq(to), mode.eq(modes[to])]
+        m.d.comb += [tx.mode.eq(mode), rx.resync.eq(0), unpack.restart.eq(rx.resync)]
         with m.Switch(state):
             with m.Case(DlState.FAULT):
-                m.d.sync += state.eq(DlState.IDLE)
+                m.d.sync += go(DlState.IDLE)
             with m.Case(DlState.IDLE):
                 m.d.sync += [nops.eq(0), received.eq(0)]
                 with m.If(self.enable & ~self.retrain):
-                    m.d.sync += state.eq(DlState.NOP)
+                    m.d.sync += go(DlState.NOP)
                     m.d.comb += rx.resync.eq(1)
             with m.Case(DlState.NOP):
                 with m.If(tx.nop & (nops != cfg.nop_flits)):
@@ -196,11 +201,11 @@ class UalinkDl(ConfiguredComponent):
                     m.d.sync += received.eq(Mux(rx.good, Mux(received == _UP_RECEIVED, received,
                                                              received + 1), 0))
                 with m.If((nops == cfg.nop_flits) & (received == _UP_RECEIVED)):
-                    m.d.sync += [state.eq(DlState.UP), self.ups.eq(self.ups + 1)]
+                    m.d.sync += [*go(DlState.UP), self.ups.eq(self.ups + 1)]
                 with m.If(self.retrain | ~self.enable | unpack.fault):
-                    m.d.sync += state.eq(DlState.IDLE)
+                    m.d.sync += go(DlState.IDLE)
             with m.Case(DlState.UP), m.If(tx.timeout | self.retrain | ~self.enable
                                           | unpack.fault):
-                m.d.sync += state.eq(DlState.IDLE)
+                m.d.sync += go(DlState.IDLE)
         with m.If(self.fault):
-            m.d.sync += state.eq(DlState.FAULT)
+            m.d.sync += go(DlState.FAULT)

@@ -2,7 +2,7 @@
 """The DL flit packer: TL flits into the payload sectors and segment headers of 640-byte DL
 flits [UALink 1.0 §6.3.4]."""
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.wiring import Component, In, Out
 
@@ -75,10 +75,16 @@ class DlPack(Component):
         carry = Signal(sector_array)                 # ... sector i goes to sector i
         headers = Signal(data.ArrayLayout(segment_header, SEGMENTS))
         payload = Signal()                           # a TL flit sector in the flit so far
-        last = beat == BEATS_PER_FLIT - 1
+        # What the sector multiplexers and the headers need of ``beat`` and ``cursor`` is
+        # written with them, from their next values, so that only ``i.valid`` and registers
+        # reach the beat: whether the beat is the last, ``reach`` (bit i: cursor <= i), and
+        # the half segment the decision point is in (``where``: bit 2s + h for segment s, half h).
+        last = Signal()
+        reach = Signal(BEAT_SECTORS, init=(1 << BEAT_SECTORS) - 1)
+        where = Signal(2 * SEGMENTS, init=1)
         size = Mux(last, LAST_SECTORS, BEAT_SECTORS)
         form = ~self.o.valid | self.o.ready
-        decide = cursor < size
+        decide = ~last | reach[LAST_SECTORS - 1]    # cursor < size
         # A TL flit is offered at the decision point; it is taken when a beat is formed. The
         # registers load only when a beat is formed, so what they load follows from ``offer``:
         # the downstream ready reaches only their enables (``form``).
@@ -95,13 +101,13 @@ class DlPack(Component):
         sectors = Signal(sector_array)
         for i in range(BEAT_SECTORS):
             # (No comparison with a 4-bit register is written where its result is constant.)
-            held_here = carrying & (i < cursor) if i < BEAT_SECTORS - 1 else 0
-            from_tl = offer & (i < size)
+            held_here = carrying & ~reach[i] if i < BEAT_SECTORS - 1 else 0
+            from_tl = offer & (~last if i >= LAST_SECTORS else 1)
             if i < BEAT_SECTORS - 1:
-                from_tl &= cursor <= i
+                from_tl &= reach[i]
             placed = Mux(last, rotated[i + skip], rotated[i]) if i < LAST_SECTORS else rotated[i]
             m.d.comb += sectors[i].eq(Mux(held_here, carry[i], Mux(from_tl, placed, 0)))
-        new_headers = self._headers(m, beat, cursor, offer, headers)
+        new_headers = self._headers(m, where, offer, headers)
         closing = Signal(last_beat_layout)           # the last beat, its headers filled in
         m.d.comb += [closing.payload.eq(sectors.as_value()), closing.headers.eq(new_headers)]
         with m.If(form):
@@ -114,52 +120,68 @@ class DlPack(Component):
                 headers.eq(Mux(last, 0, new_headers)),
                 payload.eq(~last & (payload | offer | carrying)),
             ]
-            following = self._advance(m, beat, last, size, decide, offer, cursor, carrying,
-                                      carry, rotated)
-            m.d.sync += [cursor.eq(following),
-                         amount.eq(following + Mux(beat == BEATS_PER_FLIT - 2, skip, 0))]
+            ways = self._advance(m, beat, last, reach, size, decide, offer, cursor, carrying,
+                                 carry, rotated)
+            # What the next beat needs of its cursor, formed for each of the three ways it can
+            # go (from registers only); the TL flit's ``valid`` picks one.
+            beat_next = Mux(last, 0, beat + 1)
+            into_last = beat == BEATS_PER_FLIT - 2
+            nxt = [Cat(
+                following,
+                *(following <= i for i in range(BEAT_SECTORS - 1)), C(1, 1),
+                *(self._half_segment(Cat(following, beat_next), s, h)   # beat_next * 16 + ...
+                  for s in range(SEGMENTS) for h in range(2)),
+                (following + Mux(into_last, skip, 0))[:len(amount)],
+            ) for following in ways]
+            m.d.sync += [last.eq(into_last),
+                         Cat(cursor, reach, where, amount).eq(
+                             Mux(offer, nxt[0], Mux(decide, nxt[1], nxt[2])))]
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         return m
 
-    def _advance(self, m, beat, last, size, decide, offer, cursor, carrying, carry, rotated):
+    def _advance(self, m, beat, last, reach, size, decide, offer, cursor, carrying, carry,
+                 rotated):
         """The next beat's carry-over (when a beat is formed: a TL flit ``offer``-ed is
-        taken); returns its decision point."""
-        following = Signal.like(cursor)
+        taken). Returns the next beat's decision point in each case (formed from registers):
+        a TL flit taken, none at the decision point, no decision point in this beat."""
+        # The TL flit's sectors after this beat carry over: as many as the sectors before its
+        # start in a full beat, 3 more in the last.
+        rest, point, beyond = (Signal.like(cursor, name=n) for n in ("rest", "point", "beyond"))
+        m.d.comb += [rest.eq(cursor + Mux(last, BEAT_SECTORS - LAST_SECTORS, 0)),
+                     beyond.eq(cursor - size)]
+        for b in range(BEATS_PER_FLIT):
+            with m.If(beat == b):
+                m.d.comb += point.eq(next_cursor(b))
         with m.If(offer):
-            # The TL flit's sectors after this beat carry over: as many as the sectors before
-            # its start in a full beat, 3 more in the last.
-            rest = cursor + Mux(last, BEAT_SECTORS - LAST_SECTORS, 0)
-            m.d.comb += following.eq(rest)
             m.d.sync += [carrying.eq(rest != 0), carry.eq(rotated)]
         with m.Elif(decide):
             m.d.sync += carrying.eq(0)
-            for b in range(BEATS_PER_FLIT):
-                with m.If(beat == b):
-                    m.d.comb += following.eq(next_cursor(b))
         with m.Else():
             # No decision point in this beat (the last one, behind a long carry-over, or past
             # the payload's end): what does not fit goes on into the next flit's first beat.
-            m.d.comb += following.eq(cursor - size)
-            m.d.sync += [carrying.eq(carrying & (cursor > size)),
+            m.d.sync += [carrying.eq(carrying & last & ~reach[LAST_SECTORS]),   # cursor > size
                          carry.eq(carry.as_value() >> (LAST_SECTORS * SECTOR_BITS))]
-        return following
+        return rest, point, beyond
 
-    def _headers(self, m, beat, cursor, offer, headers):
-        """The segment headers with the TL flit that starts at the decision point, if one
-        is ``offer``-ed (taken when the beat is formed)."""
+    @staticmethod
+    def _half_segment(position, s, second):
+        """Whether payload sector ``position`` is in segment ``s``'s first (``second`` 0) or
+        second half."""
+        start = SEGMENT_STARTS[s]
+        end = SEGMENT_STARTS[s + 1] if s + 1 < SEGMENTS else PAYLOAD_SECTORS
+        lo, hi = (start, start + HALF_SECTORS) if not second else (start + HALF_SECTORS, end)
+        return (position >= lo) & (position < hi) if lo else position < hi
+
+    def _headers(self, m, where, offer, headers):
+        """The segment headers with the TL flit that starts at the decision point (in the
+        half segment ``where`` says), if one is ``offer``-ed (taken when the beat is
+        formed)."""
         new = Signal.like(headers)
         m.d.comb += new.eq(headers)
-        position = Signal(range(PAYLOAD_SECTORS + BEAT_SECTORS))
-        m.d.comb += position.eq(beat * BEAT_SECTORS + cursor)
-        for s, start in enumerate(SEGMENT_STARTS):
-            end = SEGMENT_STARTS[s + 1] if s + 1 < SEGMENTS else PAYLOAD_SECTORS
-            inside = offer & (position < end)
-            if start:
-                inside &= position >= start
-            second = position >= start + HALF_SECTORS
-            with m.If(inside & ~second):
+        for s in range(SEGMENTS):
+            with m.If(offer & where[2 * s]):
                 m.d.comb += [new[s].flit0.eq(1), new[s].msg0.eq(self.i.p.msg)]
-            with m.If(inside & second):
+            with m.If(offer & where[2 * s + 1]):
                 m.d.comb += [new[s].flit1.eq(1), new[s].msg1.eq(self.i.p.msg)]
         return new

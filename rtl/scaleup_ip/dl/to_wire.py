@@ -38,8 +38,8 @@ class DlToWire(Component):
 
     Latency: a flit's first beat is on ``o`` the clock after its last beat was taken (11
     clocks after its first, at full rate). Throughput: one beat per clock; flits that arrive
-    back to back leave back to back. ``i.ready`` falls only when ``o`` stalls; nothing is
-    lost.
+    back to back leave back to back. ``i.ready`` (a register) falls only when ``o`` stalls;
+    nothing is lost.
 
     Members
     -------
@@ -58,8 +58,14 @@ class DlToWire(Component):
         m.submodules.heads = heads = SyncFIFO(width=_EARLY * 8, depth=2)
         take = self.i.valid & self.i.ready
         closing = last_beat_layout(self.i.p.data)
+        # ``i.ready`` is a register: room for a beat when at most _DEPTH - 2 were held a clock
+        # ago (one more may have come since). The headers' queue never fills before the
+        # beats': a third flit's last beat would find two whole flits held, over _DEPTH beats.
+        assert 2 * BEATS_PER_FLIT + 1 > _DEPTH
+        room = Signal()
+        m.d.sync += room.eq(beats.level < _DEPTH - 1)
         m.d.comb += [
-            self.i.ready.eq(beats.w_rdy & heads.w_rdy),
+            self.i.ready.eq(room),
             beats.w_en.eq(take), beats.w_data.eq(self.i.p.data),
             heads.w_en.eq(take & self.i.p.last),
             heads.w_data.eq(Cat(closing.headers[j] for j in range(_EARLY))),

@@ -4,13 +4,15 @@
 
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib.fifo import SyncFIFOBuffered
-from amaranth.lib.wiring import Component, In, Out
+from amaranth.lib.wiring import Component, In, Out, connect
 
 from ...crc import Crc32, CrcConfig
+from ...skid import SkidBuffer
+from ...types import crc_result_layout
 from ..layout import BEAT_BITS, CRC_BYTES, last_beat_layout, phy_stream
 
-__all__ = ["BEAT_QUEUE_DEPTH", "DL_CRC_CONFIG", "DlCrcInsert", "beat_queues", "dl_crc", "feed_crc",
-           "move_together"]
+__all__ = ["BEAT_QUEUE_DEPTH", "DL_CRC_CONFIG", "DlCrcInsert", "beat_queues", "crc_engine",
+           "dl_crc", "feed_crc", "move_together"]
 
 #: The CRC engine of the DL: a beat per clock at 512 bits; latency 11 clocks.
 DL_CRC_CONFIG = CrcConfig(data_width=BEAT_BITS, pipeline=2)
@@ -18,6 +20,17 @@ DL_CRC_CONFIG = CrcConfig(data_width=BEAT_BITS, pipeline=2)
 #: engine's latency, a flit and slack need 32; 64 takes the same block RAM (15 EBR), where 32
 #: would go to distributed RAM (258 DPR16X4, about 1,000 LUT4 places).
 BEAT_QUEUE_DEPTH = 64
+
+
+def crc_engine(m):
+    """The DL's CRC engine, and its results through a :class:`~scaleup_ip.skid.SkidBuffer`:
+    returns ``(engine, results)``. Whether a result is there then comes from a flop, not from
+    the engine's result queue's count; it steers the read of a beat queue's 15 block RAMs
+    (one clock more of latency)."""
+    m.submodules.crc = crc = Crc32(DL_CRC_CONFIG)
+    m.submodules.result = result = SkidBuffer(crc_result_layout)
+    connect(m, crc.o, result.i)
+    return crc, result
 
 
 def beat_queues(m, flag_width):
@@ -82,10 +95,11 @@ class DlCrcInsert(Component):
     a flit on ``i`` are ignored (taken as zero). ``kill`` (sampled with a flit's last beat on
     ``i``) inverts that flit's CRC, so that the link partner discards it [§6.7.4.2].
 
-    Latency: 23 clocks from a flit's first beat on ``i`` to it on ``o`` (the flit's 10 beats,
-    the engine's 11, the queue and the output register; measured in ``tb/dl/test_crc.py``).
-    Throughput: one beat per clock. ``i.ready`` falls when the beat queue or the engine is
-    full (only if ``o`` stalls); nothing is lost.
+    Latency: 24 clocks from a flit's first beat on ``i`` to it on ``o`` (the flit's 10 beats,
+    the engine's 11, its result's register, the queue and the output register; measured in
+    ``tb/dl/test_crc.py``).
+    Throughput: one beat per clock. ``i.ready`` (a register) falls when the beat queue is
+    two beats short of full or the engine is full (only if ``o`` stalls); nothing is lost.
 
     Members
     -------
@@ -102,7 +116,7 @@ class DlCrcInsert(Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.crc = crc = Crc32(DL_CRC_CONFIG)
+        crc, result = crc_engine(m)
         # A beat, and its flags: whether it is its flit's last, and then whether to kill it.
         queues = beats, flags = beat_queues(m, 2)
         take = self.i.valid & self.i.ready
@@ -110,17 +124,21 @@ class DlCrcInsert(Component):
         # A flit's beats leave once its CRC is out of the engine (the result is taken with the
         # last beat), so that each flit leaves in 10 consecutive clocks while ``o`` is ready.
         ready_out = ~self.o.valid | self.o.ready
-        w_rdy, go, go_flags = move_together(m, queues, take, ready_out & crc.o.valid)
+        _, go, go_flags = move_together(m, queues, take, ready_out & result.o.valid)
         last, kill = flags.r_data
+        # Room for a beat, as a register: the queues held at most BEAT_QUEUE_DEPTH - 3 beats a
+        # clock ago, so at most one more now. (A flit and the engine's latency need 21.)
+        room = Signal()
+        m.d.sync += room.eq(beats.level < BEAT_QUEUE_DEPTH - 2)
         m.d.comb += [
-            self.i.ready.eq(crc.i.ready & w_rdy),
+            self.i.ready.eq(crc.i.ready & room),
             beats.w_data.eq(zeroed),
             flags.w_data.eq(Cat(self.i.p.last, self.kill & self.i.p.last)),
         ]
         closing = Signal(last_beat_layout)         # the last beat with its CRC (its CRC
         m.d.comb += [closing.eq(beats.r_data),     # bytes are zero in the queue)
-                     closing.crc.eq(dl_crc(crc.o.p.crc) ^ kill.replicate(CRC_BYTES * 8)),
-                     crc.o.ready.eq(go_flags & last)]
+                     closing.crc.eq(dl_crc(result.o.p.crc) ^ kill.replicate(CRC_BYTES * 8)),
+                     result.o.ready.eq(go_flags & last)]
         with m.If(go):
             m.d.sync += self.o.p.data.eq(Mux(last, closing, beats.r_data))
         with m.If(go_flags):

@@ -154,8 +154,8 @@ class LlrTx(ConfiguredComponent):
         now = Signal(ReplaySource)                       # of this beat's flit
         seq = Signal(SEQ_BITS)                      # a replayed flit's sequence number
         addr = Signal(range(cfg.replay_depth * BEATS_PER_FLIT))     # the next beat's address
-        first = beat == 0
-        last = beat == BEATS_PER_FLIT - 1
+        first = Signal(init=1)                      # beat == 0
+        last = Signal()                             # beat == BEATS_PER_FLIT - 1
         start = Signal()
         m.d.comb += start.eq(advance & first & (self.mode != LinkMode.IDLE))
         ready = _Ready(cfg)                         # the next flit's choice, made a clock ahead
@@ -167,11 +167,13 @@ class LlrTx(ConfiguredComponent):
                               ReplaySource.NOP))),
             now.eq(Mux(first, Mux(self.mode == LinkMode.IDLE, ReplaySource.NOP, choice), src)),
         ]
-        # A packer flit waits for each of its beats; the others go at once.
+        # A packer flit waits for each of its beats; the others go at once. (At the first
+        # beat the packer is chosen only when its beat is there, so ``choice`` is not on
+        # the way.)
         step = Signal()
         m.d.comb += [
-            step.eq(advance & (~first | (self.mode != LinkMode.IDLE))
-                    & ((now != ReplaySource.NEW) | self.body.valid)),
+            step.eq(advance & Mux(first, self.mode != LinkMode.IDLE,
+                                  (src != ReplaySource.NEW) | self.body.valid)),
             self.body.ready.eq(step & (now == ReplaySource.NEW)),
         ]
         address = Mux(first, Mux(choice == ReplaySource.REPLAY, ready.replay_base, ready.new_base),
@@ -188,14 +190,15 @@ class LlrTx(ConfiguredComponent):
         # The flit after a replayed one: its sequence number and slot.
         after = SimpleNamespace(seq=Signal(SEQ_BITS), slot=Signal(range(cfg.replay_depth)))
         with m.If(step):
-            m.d.sync += [beat.eq(Mux(last, 0, beat + 1)), addr.eq(address + 1)]
+            m.d.sync += [beat.eq(Mux(last, 0, beat + 1)), first.eq(last),
+                         last.eq(beat == BEATS_PER_FLIT - 2), addr.eq(address + 1)]
             with m.If(first):
                 m.d.sync += [src.eq(choice), seq.eq(ready.seq),
                              after.seq.eq(seq_next(ready.seq)),
                              after.slot.eq(_wrap(ready.slot + 1, cfg.replay_depth))]
         self._output(m, rd, step, advance, now, last, header)
         # A read-only view of the state, for the proof (tb/dl/test_replay_proof.py).
-        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first)
+        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first, last=last)
         self._choose(m, st, ready, done, ~first, src, after)
         self._ingress(m, st, start, ready)
         self._timer(m, st, done)
