@@ -167,8 +167,11 @@ async def rx_random(dut):
     random stalls: the TL flits in order."""
     await _start(dut)
     rng = random.Random(cocotb.RANDOM_SEED)
+    # 180 TL flits: at full rate they run through 18 DL flits, and the TL flits' starts move by
+    # 160 - 157 = 3 sectors (mod 16) from one DL flit to the next, so every start sector mod 16
+    # occurs (among them a TL flit ending exactly at the payload's last sector, 141..156).
     for probability, idle, stall in ((1.0, 0, 0), (0.5, 0.3, 0.3), (0.2, 0, 0.6), (0.8, 0.5, 0)):
-        tl = random_tl_flits(rng, 150)
+        tl = random_tl_flits(rng, 180)
         seed = rng.getrandbits(32)
         dut._log.info("model source: probability %s seed %d", probability, seed)
         flits = _model_flits(tl, model.RandomSource(tl, probability, seed))

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Sector and sequence-number arithmetic shared by the DL blocks."""
 
-from amaranth import Mux
+from amaranth import Mux, Signal
 from amaranth.lib import data
 
 from .layout import (
@@ -15,8 +15,8 @@ from .layout import (
     TL_FLIT_SECTORS,
 )
 
-__all__ = ["BEAT_SECTORS", "HALF_SECTORS", "LAST_SECTORS", "SECTOR_BITS", "next_cursor",
-           "rotate", "sector_array", "segment_of", "seq_diff", "seq_next"]
+__all__ = ["BEAT_SECTORS", "HALF_SECTORS", "LAST_SECTORS", "SECTOR_BITS", "beat_count",
+           "next_cursor", "rotate", "sector_array", "segment_of", "seq_diff", "seq_next"]
 
 #: Payload sectors of a beat (a TL flit's worth), and of the last beat of a DL flit (the rest
 #: of the last beat is FH, SH and CRC in the logical layout).
@@ -27,6 +27,18 @@ SECTOR_BITS = SECTOR_BYTES * 8
 HALF_SECTORS = 16
 #: A beat as sectors.
 sector_array = data.ArrayLayout(SECTOR_BITS, BEAT_SECTORS)
+
+
+def beat_count(m, step):
+    """The beat of a DL flit, counted when ``step`` (the statements go under the caller's
+    conditions): ``(beat, first, last)``, where ``first`` (beat 0) and ``last`` (beat 9) are
+    registers written with it, so that nothing decodes the count on a handshake's path."""
+    beat = Signal(range(BEATS_PER_FLIT))
+    first, last = Signal(init=1), Signal()
+    with m.If(step):
+        m.d.sync += [beat.eq(Mux(last, 0, beat + 1)), first.eq(last),
+                     last.eq(beat == BEATS_PER_FLIT - 2)]
+    return beat, first, last
 
 
 def rotate(value, amount):

@@ -21,6 +21,7 @@ from .logic import (
     HALF_SECTORS,
     LAST_SECTORS,
     SECTOR_BITS,
+    beat_count,
     next_cursor,
     rotate,
     sector_array,
@@ -69,7 +70,9 @@ class DlPack(Component):
 
     def elaborate(self, platform):
         m = Module()
-        beat = Signal(range(BEATS_PER_FLIT))         # the beat being formed
+        form = ~self.o.valid | self.o.ready          # a beat is formed
+        beat, _, last = beat_count(m, form)          # the beat being formed, and whether it
+                                                     # is the last (a register)
         cursor = Signal(range(BEAT_SECTORS))         # its decision point, if below its size
         carrying = Signal()                          # sectors 0 .. cursor - 1 are carried over
         carry = Signal(sector_array)                 # ... sector i goes to sector i
@@ -77,13 +80,11 @@ class DlPack(Component):
         payload = Signal()                           # a TL flit sector in the flit so far
         # What the sector multiplexers and the headers need of ``beat`` and ``cursor`` is
         # written with them, from their next values, so that only ``i.valid`` and registers
-        # reach the beat: whether the beat is the last, ``reach`` (bit i: cursor <= i), and
-        # the half segment the decision point is in (``where``: bit 2s + h for segment s, half h).
-        last = Signal()
+        # reach the beat: ``reach`` (bit i: cursor <= i), and the half segment the decision
+        # point is in (``where``: bit 2s + h for segment s, half h).
         reach = Signal(BEAT_SECTORS, init=(1 << BEAT_SECTORS) - 1)
         where = Signal(2 * SEGMENTS, init=1)
         size = Mux(last, LAST_SECTORS, BEAT_SECTORS)
-        form = ~self.o.valid | self.o.ready
         decide = ~last | reach[LAST_SECTORS - 1]    # cursor < size
         # A TL flit is offered at the decision point; it is taken when a beat is formed. The
         # registers load only when a beat is formed, so what they load follows from ``offer``:
@@ -116,7 +117,6 @@ class DlPack(Component):
                 self.o.p.data.eq(Mux(last, closing, sectors)),
                 self.o.p.last.eq(last),
                 self.o.p.payload.eq(payload | offer | carrying),
-                beat.eq(Mux(last, 0, beat + 1)),
                 headers.eq(Mux(last, 0, new_headers)),
                 payload.eq(~last & (payload | offer | carrying)),
             ]
@@ -133,9 +133,8 @@ class DlPack(Component):
                   for s in range(SEGMENTS) for h in range(2)),
                 (following + Mux(into_last, skip, 0))[:len(amount)],
             ) for following in ways]
-            m.d.sync += [last.eq(into_last),
-                         Cat(cursor, reach, where, amount).eq(
-                             Mux(offer, nxt[0], Mux(decide, nxt[1], nxt[2])))]
+            m.d.sync += Cat(cursor, reach, where, amount).eq(
+                Mux(offer, nxt[0], Mux(decide, nxt[1], nxt[2])))
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         return m

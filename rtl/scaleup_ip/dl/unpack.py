@@ -12,6 +12,7 @@ from .logic import (
     BEAT_SECTORS,
     LAST_SECTORS,
     SECTOR_BITS,
+    beat_count,
     next_cursor,
     rotate,
     sector_array,
@@ -130,7 +131,8 @@ class DlUnpack(Component):
 
     def elaborate(self, platform):
         m = Module()
-        beat = Signal(range(BEATS_PER_FLIT))
+        step = Signal()
+        beat, first, last = beat_count(m, step)     # ``first`` and ``last`` are registers
         cursor = Signal(range(BEAT_SECTORS))        # the beat's first decision point, if
                                                     # below its size
         hot = Signal(BEAT_SECTORS, init=1)          # the cursor one-hot, for the data path
@@ -142,30 +144,28 @@ class DlUnpack(Component):
         part = Signal(sector_array)                 # ... here
         part_msg = Signal(2)
         seen = Signal(2 * SEGMENTS)                 # decision points reached in the DL flit
-        last = Signal()                             # beat == BEATS_PER_FLIT - 1
         size = Mux(last, LAST_SECTORS, BEAT_SECTORS)
-        step = Signal()
         contained, reopen = Signal(), Signal()
-        resume = contained & reopen & (beat == 0)   # the next DL flit is read afresh
+        resume = contained & reopen & first   # the next DL flit is read afresh
         m.d.comb += [self.i.ready.eq((~self.o.valid | self.o.ready | contained) & ~resume),
                      step.eq(self.i.valid & self.i.ready)]
         m.d.sync += self.fault.eq(0)
         # What the segment headers say of each sector of this beat (:meth:`_decide`).
         ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
-        coming = self._ahead(m, beat, step, ahead)
+        coming = self._ahead(m, beat, step & ~last, ahead)
         start, start_at, at_cursor, start_msg, reached, after = self._decide(
             m, beat, cursor, ahead)
         # The data path's own copy of ``at_cursor`` for the beats after the first, formed
         # while the beat before is taken (``at_next``, below).
         at_reg = Signal()
-        at_cursor_data, start_data = self._decide_data(m, beat, hot, ahead, at_reg)
+        at_cursor_data, start_data = self._decide_data(m, beat, first, hot, ahead, at_reg)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
         # fit.
-        # (``cursor <= size`` from registers: always in a full beat, and in the last beat
-        # unless the cursor is 14 or 15.)
+        # (``cursor <= size``: always in a full beat; in the last beat when the cursor is below
+        # 14, which is ``below[2]``.)
         assert LAST_SECTORS == BEAT_SECTORS - 3
-        completes = pending & (~last | ~(hot[BEAT_SECTORS - 2] | hot[BEAT_SECTORS - 1]))
+        completes = pending & (~last | below[BEAT_SECTORS - LAST_SECTORS - 1])
         filled = Signal(sector_array)
         # One rotator, by 16 - ``cursor`` (kept in a register): beat sector 0 -> 16 - cursor.
         amount = Signal(4)
@@ -189,8 +189,7 @@ class DlUnpack(Component):
         with m.If(step):
             m.d.sync += [at_reg.eq(self._at_next(coming, hot, start & ~whole, at_cursor, whole,
                                                  after))]
-            m.d.sync += [beat.eq(Mux(last, 0, beat + 1)), last.eq(beat == BEATS_PER_FLIT - 2),
-                         hot.eq(hot_next),
+            m.d.sync += [hot.eq(hot_next),
                          below.eq(Cat(C(0, 1), *(hot_next[:BEAT_SECTORS - k].any()
                                                  for k in range(1, BEAT_SECTORS)))),
                          seen.eq(Mux(last, 0, seen | reached))]
@@ -238,16 +237,17 @@ class DlUnpack(Component):
             self._contain(m, resume, reopen, contained, [pending, cursor, hot, below, amount])
         return m
 
-    def _ahead(self, m, beat, step, ahead):
+    def _ahead(self, m, beat, write, ahead):
         """What the segment headers say of each sector of the next beat of the same DL flit
-        (returned; none in the last beat), written into ``ahead`` as a beat is taken."""
+        (returned; none in the last beat), written into ``ahead`` when ``write`` (a beat but
+        the last is taken)."""
         headers = self.i.p.headers
         coming = Signal.like(ahead)
         with m.Switch(beat):
             for b in range(BEATS_PER_FLIT - 1):
                 with m.Case(b):
                     m.d.comb += coming.eq(_announcements(headers, b + 1))
-        with m.If(step & (beat != BEATS_PER_FLIT - 1)):
+        with m.If(write):
             m.d.sync += ahead.eq(coming)
         return coming
 
@@ -293,7 +293,7 @@ class DlUnpack(Component):
                 m.d.comb += [after.eq(next_cursor(b)), reached.eq(_reached(b, cursor, first))]
         return start, start_at, first, msg, reached, after
 
-    def _decide_data(self, m, beat, hot, ahead, at_reg):
+    def _decide_data(self, m, beat, first_beat, hot, ahead, at_reg):
         """For the beat's data path: whether a TL flit starts at the cursor and whether one
         starts in the beat, formed apart from :meth:`_decide`'s: after the first beat of a DL
         flit, the first is ``at_reg``, a register formed while the beat before was taken
@@ -305,7 +305,7 @@ class DlUnpack(Component):
         flits = Cat(ahead[k].flit for k in range(BEAT_SECTORS))
         first, start = Signal(), Signal()
         m.d.comb += [
-            first.eq(Mux(beat == 0, self.i.p.headers[0].flit0, at_reg)),
+            first.eq(Mux(first_beat, self.i.p.headers[0].flit0, at_reg)),
             start.eq(first | (_has_inner(beat, ~hot[BEAT_SECTORS - 1])
                               & flits[BEAT_SECTORS - 1])),
         ]

@@ -35,7 +35,7 @@ from ..layout import (
     phy_stream,
     tx_counts,
 )
-from ..logic import seq_diff, seq_next
+from ..logic import beat_count, seq_diff, seq_next
 
 __all__ = ["LlrTx", "ReplaySource"]
 
@@ -149,13 +149,12 @@ class LlrTx(ConfiguredComponent):
         st = _State(cfg)
         m.d.comb += self.unacked.eq(st.unacked)
         advance = ~self.o.valid | self.o.ready
-        beat = Signal(range(BEATS_PER_FLIT))
+        step = Signal()                             # a beat goes (below)
+        beat, first, last = beat_count(m, step)
         src = Signal(ReplaySource)                       # of the flit being sent (beats 1 .. 9)
         now = Signal(ReplaySource)                       # of this beat's flit
         seq = Signal(SEQ_BITS)                      # a replayed flit's sequence number
         addr = Signal(range(cfg.replay_depth * BEATS_PER_FLIT))     # the next beat's address
-        first = Signal(init=1)                      # beat == 0
-        last = Signal()                             # beat == BEATS_PER_FLIT - 1
         start = Signal()
         m.d.comb += start.eq(advance & first & (self.mode != LinkMode.IDLE))
         ready = _Ready(cfg)                         # the next flit's choice, made a clock ahead
@@ -170,7 +169,6 @@ class LlrTx(ConfiguredComponent):
         # A packer flit waits for each of its beats; the others go at once. (At the first
         # beat the packer is chosen only when its beat is there, so ``choice`` is not on
         # the way.)
-        step = Signal()
         m.d.comb += [
             step.eq(advance & Mux(first, self.mode != LinkMode.IDLE,
                                   (src != ReplaySource.NEW) | self.body.valid)),
@@ -190,8 +188,7 @@ class LlrTx(ConfiguredComponent):
         # The flit after a replayed one: its sequence number and slot.
         after = SimpleNamespace(seq=Signal(SEQ_BITS), slot=Signal(range(cfg.replay_depth)))
         with m.If(step):
-            m.d.sync += [beat.eq(Mux(last, 0, beat + 1)), first.eq(last),
-                         last.eq(beat == BEATS_PER_FLIT - 2), addr.eq(address + 1)]
+            m.d.sync += addr.eq(address + 1)
             with m.If(first):
                 m.d.sync += [src.eq(choice), seq.eq(ready.seq),
                              after.seq.eq(seq_next(ready.seq)),
