@@ -55,9 +55,13 @@ async def skid_order_and_rate(dut):
 
 @dataclasses.dataclass(frozen=True)
 class _Config(BlockConfig):
-    """SkidBuffer of a 16-bit layout: one build."""
+    """SkidBuffer of a 16-bit layout, with or without its own output register."""
+
+    flop_out: bool = False
 
 
-@pytest.mark.parametrize("config", [_Config()], ids=lambda c: c.slug() or "default")
+@pytest.mark.parametrize("config", [_Config(), _Config(flop_out=True)],
+                         ids=lambda c: c.slug() or "default")
 def test_skid(config):
-    harness.run(SkidBuffer(_LAYOUT), config, toplevel="skid", test_module=__name__)
+    harness.run(SkidBuffer(_LAYOUT, flop_out=config.flop_out), config, toplevel="skid",
+                test_module=__name__)

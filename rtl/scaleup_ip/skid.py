@@ -11,12 +11,16 @@ __all__ = ["SkidBuffer", "register_stage"]
 
 class SkidBuffer(wiring.Component):
     """Stream in, stream out, with ``o.valid`` and ``i.ready`` registered and ``o.payload`` one
-    of two registers.
+    of two registers (or, with ``flop_out``, a register of its own).
 
     Parameters
     ----------
     shape : shape-like
         The payload.
+    flop_out : bool
+        ``o.payload`` straight from a register, for a reader whose logic starts from it. That
+        register then loads whenever ``o`` is free or moves, so ``o.ready`` reaches its
+        enables.
 
     Members
     -------
@@ -29,12 +33,18 @@ class SkidBuffer(wiring.Component):
     and neither drives a wide register enable: the free entry takes ``i.payload`` in every
     clock in which one is free, and a transfer in only moves the write pointer.
 
+    With ``flop_out`` the entries are the output register and a skid register: the output
+    register takes the skid register if it holds a transfer, else ``i.payload``, in every clock
+    in which ``o`` is free or moves; the skid register takes ``i.payload`` in every clock in
+    which it is free, and holds it when a transfer in finds the output register taken and not
+    moving. ``i.valid`` still reaches no register enable, and ``i.ready`` is still a register.
+
     Latency: one clock. Throughput: one transfer per clock; ``i.ready`` falls while both
     entries are taken. Nothing is dropped or reordered.
     """
 
-    def __init__(self, shape):
-        self._shape = shape
+    def __init__(self, shape, *, flop_out=False):
+        self._shape, self._flop_out = shape, flop_out
         super().__init__({
             "i": In(stream.Signature(shape)),
             "o": Out(stream.Signature(shape)),
@@ -42,6 +52,9 @@ class SkidBuffer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        if self._flop_out:
+            self._output_register(m)
+            return m
         entries = [Signal(self._shape, name=f"entry{k}") for k in range(2)]
         wr = Signal()
         rd = Signal()
@@ -67,6 +80,19 @@ class SkidBuffer(wiring.Component):
         with m.Elif(pop & ~push):
             m.d.sync += [full.eq(0), self.o.valid.eq(full)]
         return m
+
+    def _output_register(self, m):
+        """``flop_out``: the output register and a skid register behind it."""
+        skid = Signal(self._shape, name="skid")
+        held = Signal()                  # the skid register holds a transfer
+        m.d.comb += self.i.ready.eq(~held)
+        with m.If(~held):
+            m.d.sync += skid.eq(self.i.payload)
+        with m.If(~self.o.valid | self.o.ready):
+            m.d.sync += [self.o.payload.eq(Mux(held, skid, self.i.payload)),
+                         self.o.valid.eq(held | self.i.valid), held.eq(0)]
+        with m.Elif(self.i.valid & ~held):
+            m.d.sync += held.eq(1)
 
 
 def register_stage(m, i, o):

@@ -7,7 +7,7 @@ from amaranth.lib import enum
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import ConfiguredComponent
-from ..skid import SkidBuffer, register_stage
+from ..skid import SkidBuffer
 from ..tl.layout import flit_stream
 from .crc.check import DlCrcCheck
 from .crc.insert import DlCrcInsert
@@ -22,7 +22,7 @@ from .layout import (
     phy_stream,
     rx_counts,
     tx_counts,
-    unpack_stream,
+    unpack_beat_layout,
 )
 from .llr.rx import LlrRx
 from .llr.tx import LlrTx
@@ -70,7 +70,7 @@ class UalinkDl(ConfiguredComponent):
     Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 48 clocks
     (its DL flit's 10 beats, the wire order's 11, the CRC's 11, registers and the skid
     buffer after the packer), and out of ``tl_out`` about 28 clocks after its DL flit's last
-    beat arrives (with the register stage before the unpacker). An Ack or Replay
+    beat arrives (with the skid buffer before the unpacker). An Ack or Replay
     Request received acts on the transmitter's flits that start from 3 clocks after the
     receiver takes the flit that carries it (a register between the two halves, the
     transmitter's choice made a clock ahead) [ours]. Throughput: a DL flit every 10 clocks
@@ -136,11 +136,14 @@ class UalinkDl(ConfiguredComponent):
         m.submodules.from_wire = from_wire = DlFromWire()
         m.submodules.llr_rx = rx = LlrRx(cfg)
         m.submodules.unpack = unpack = DlUnpack()
-        # [ours] A skid buffer between the packer and the transmitter, and a register stage
-        # between the receiver and the unpacker (a clock each way): the transmitter's choice
-        # of the next flit (from the link state) reaches the packer's wide registers no more,
-        # nor the receiver's verdict the unpacker's.
+        # [ours] A skid buffer between the packer and the transmitter, and one between the
+        # receiver and the unpacker (a clock each way): the transmitter's choice of the next
+        # flit (from the link state) reaches the packer's wide registers no more, nor the
+        # receiver's verdict the unpacker's, nor the unpacker's step the receive side's
+        # handshakes (the CRC check's verdict queue and the wire order). The unpacker's
+        # decision starts from the beat, so the second has its own output register.
         m.submodules.body_skid = body_skid = SkidBuffer(body_beat_layout)
+        m.submodules.rx_skid = rx_skid = SkidBuffer(unpack_beat_layout, flop_out=True)
         connect(m, flipped(self.tl_in), pack.i)
         connect(m, pack.o, body_skid.i)
         connect(m, body_skid.o, tx.body)
@@ -150,10 +153,8 @@ class UalinkDl(ConfiguredComponent):
         connect(m, flipped(self.phy_in), crc_rx.i)
         connect(m, crc_rx.o, from_wire.i)
         connect(m, from_wire.o, rx.i)
-        rx_stage = unpack_stream().create(path=("rx_stage",))
-        with m.If(register_stage(m, rx.o, rx_stage)):
-            m.d.sync += rx_stage.payload.eq(rx.o.payload)
-        connect(m, rx_stage, unpack.i)
+        connect(m, rx.o, rx_skid.i)
+        connect(m, rx_skid.o, unpack.i)
         connect(m, unpack.o, flipped(self.tl_out))
         # The receiver's commands and its own Replay Requests reach the transmitter through
         # registers: one clock of Ack and Replay Request latency [ours], off the transmitter's

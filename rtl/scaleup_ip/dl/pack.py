@@ -111,6 +111,7 @@ class DlPack(Component):
         new_headers = self._headers(m, where, offer, headers)
         closing = Signal(last_beat_layout)           # the last beat, its headers filled in
         m.d.comb += [closing.payload.eq(sectors.as_value()), closing.headers.eq(new_headers)]
+        ways = self._ways(m, beat, last, cursor, size)
         with m.If(form):
             m.d.sync += [
                 self.o.valid.eq(1),
@@ -120,8 +121,7 @@ class DlPack(Component):
                 headers.eq(Mux(last, 0, new_headers)),
                 payload.eq(~last & (payload | offer | carrying)),
             ]
-            ways = self._advance(m, beat, last, reach, size, decide, offer, cursor, carrying,
-                                 carry, rotated)
+            self._advance(m, last, reach, decide, offer, ways[0], carrying, carry, rotated)
             # What the next beat needs of its cursor, formed for each of the three ways it can
             # go (from registers only); the TL flit's ``valid`` picks one.
             beat_next = Mux(last, 0, beat + 1)
@@ -139,11 +139,11 @@ class DlPack(Component):
             m.d.sync += self.o.valid.eq(0)
         return m
 
-    def _advance(self, m, beat, last, reach, size, decide, offer, cursor, carrying, carry,
-                 rotated):
-        """The next beat's carry-over (when a beat is formed: a TL flit ``offer``-ed is
-        taken). Returns the next beat's decision point in each case (formed from registers):
-        a TL flit taken, none at the decision point, no decision point in this beat."""
+    @staticmethod
+    def _ways(m, beat, last, cursor, size):
+        """The next beat's decision point in each case, from registers (outside any
+        condition, so that no handshake reaches them): a TL flit taken, none at the decision
+        point, no decision point in this beat."""
         # The TL flit's sectors after this beat carry over: as many as the sectors before its
         # start in a full beat, 3 more in the last.
         rest, point, beyond = (Signal.like(cursor, name=n) for n in ("rest", "point", "beyond"))
@@ -152,6 +152,11 @@ class DlPack(Component):
         for b in range(BEATS_PER_FLIT):
             with m.If(beat == b):
                 m.d.comb += point.eq(next_cursor(b))
+        return rest, point, beyond
+
+    def _advance(self, m, last, reach, decide, offer, rest, carrying, carry, rotated):
+        """The next beat's carry-over (when a beat is formed: a TL flit ``offer``-ed is
+        taken; ``rest``: the next decision point then)."""
         with m.If(offer):
             m.d.sync += [carrying.eq(rest != 0), carry.eq(rotated)]
         with m.Elif(decide):
@@ -161,7 +166,6 @@ class DlPack(Component):
             # the payload's end): what does not fit goes on into the next flit's first beat.
             m.d.sync += [carrying.eq(carrying & last & ~reach[LAST_SECTORS]),   # cursor > size
                          carry.eq(carry.as_value() >> (LAST_SECTORS * SECTOR_BITS))]
-        return rest, point, beyond
 
     @staticmethod
     def _half_segment(position, s, second):

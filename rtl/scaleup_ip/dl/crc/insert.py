@@ -3,22 +3,22 @@
 [UALink 1.0 §6.3.7]."""
 
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib import data
 from amaranth.lib.wiring import Component, In, Out, connect
 
 from ...crc import Crc32, CrcConfig
+from ...fifo import RamFifo
 from ...skid import SkidBuffer
 from ...types import crc_result_layout
 from ..layout import BEAT_BITS, CRC_BYTES, last_beat_layout, phy_stream
 
-__all__ = ["BEAT_QUEUE_DEPTH", "DL_CRC_CONFIG", "DlCrcInsert", "beat_queues", "crc_engine",
-           "dl_crc", "feed_crc", "move_together"]
+__all__ = ["BEAT_QUEUE_DEPTH", "DL_CRC_CONFIG", "DlCrcInsert", "beat_queue", "crc_engine",
+           "dl_crc", "feed_crc"]
 
 #: The CRC engine of the DL: a beat per clock at 512 bits; latency 11 clocks.
 DL_CRC_CONFIG = CrcConfig(data_width=BEAT_BITS, pipeline=2)
 #: Beats waiting for their flit's CRC (here) or its check (:class:`~.check.DlCrcCheck`): the
-#: engine's latency, a flit and slack need 32; 64 takes the same block RAM (15 EBR), where 32
-#: would go to distributed RAM (258 DPR16X4, about 1,000 LUT4 places).
+#: engine's latency, a flit and slack need 32; the block RAM (15 EBR) holds 512.
 BEAT_QUEUE_DEPTH = 64
 
 
@@ -33,32 +33,17 @@ def crc_engine(m):
     return crc, result
 
 
-def beat_queues(m, flag_width):
-    """Two queues that move together: a beat's data in block RAM, and ``flag_width`` bits
-    about it (its ``last``, ...) in distributed RAM, where the head's flags come from a flop:
-    they steer the handshakes, which the block RAM's 5.6 ns clock-to-out (from the read
-    register inside it) left no room for. Returns ``(data, flags)``; write and read both
-    with the same enables (:func:`move_together`)."""
-    m.submodules.beats = data = SyncFIFOBuffered(width=BEAT_BITS, depth=BEAT_QUEUE_DEPTH)
-    m.submodules.beat_flags = flags = SyncFIFOBuffered(width=flag_width,
-                                                        depth=BEAT_QUEUE_DEPTH)
-    return data, flags
-
-
-def move_together(m, queues, w_en, r_when):
-    """Write and read the :func:`beat_queues` ``queues`` as one: written with ``w_en``, read
-    when ``r_when`` and they hold a beat. Returns ``(w_rdy, go, go_flags)``: whether they have
-    room for a beat, and whether each is read. Each queue's read is formed from its own ``r_rdy``
-    (equal, as both see the same enables), so that the wide register enables steered by
-    ``go`` do not load the flag queue's handshake: on one net with them, its read stood on
-    the placed design's worst path (the beat queue's ``r_rdy`` → the flag queue's read and
-    write ports → its level, every net 3 to 4.5 ns)."""
-    data, flags = queues
-    go, go_flags = Signal(), Signal()
-    m.d.comb += [data.w_en.eq(w_en), flags.w_en.eq(w_en),
-                 go.eq(data.r_rdy & r_when), go_flags.eq(flags.r_rdy & r_when),
-                 data.r_en.eq(go), flags.r_en.eq(go_flags)]
-    return data.w_rdy, go, go_flags
+def beat_queue(m, flag_width):
+    """The beats waiting for their flit's CRC, each with ``flag_width`` bits about it (its
+    ``last``, ...), in block RAM read through the RAM's own address and output registers
+    (:class:`~scaleup_ip.fifo.RamFifo`: nothing after the block RAM, and its read enables
+    from registers; a beat is readable 3 clocks after it is written, long before its flit's
+    CRC). Returns the queue; its payload is ``{"data", "flags"}``; write with ``w_en`` alone
+    (``w_commit`` is set here)."""
+    entry = data.StructLayout({"data": BEAT_BITS, "flags": flag_width})
+    m.submodules.beats = queue = RamFifo(entry, BEAT_QUEUE_DEPTH, block_ram=True)
+    m.d.comb += queue.w_commit.eq(1)
+    return queue
 
 
 def dl_crc(fcs):
@@ -99,7 +84,7 @@ class DlCrcInsert(Component):
     the engine's 11, its result's register, the queue and the output register; measured in
     ``tb/dl/test_crc.py``).
     Throughput: one beat per clock. ``i.ready`` (a register) falls when the beat queue is
-    two beats short of full or the engine is full (only if ``o`` stalls); nothing is lost.
+    full or the engine is full (only if ``o`` stalls); nothing is lost.
 
     Members
     -------
@@ -118,31 +103,30 @@ class DlCrcInsert(Component):
         m = Module()
         crc, result = crc_engine(m)
         # A beat, and its flags: whether it is its flit's last, and then whether to kill it.
-        queues = beats, flags = beat_queues(m, 2)
+        beats = beat_queue(m, 2)
         take = self.i.valid & self.i.ready
         zeroed = feed_crc(m, crc, self.i.p, take)
         # A flit's beats leave once its CRC is out of the engine (the result is taken with the
         # last beat), so that each flit leaves in 10 consecutive clocks while ``o`` is ready.
+        head = beats.r.payload
+        last, kill = head.flags
         ready_out = ~self.o.valid | self.o.ready
-        _, go, go_flags = move_together(m, queues, take, ready_out & result.o.valid)
-        last, kill = flags.r_data
-        # Room for a beat, as a register: the queues held at most BEAT_QUEUE_DEPTH - 3 beats a
-        # clock ago, so at most one more now. (A flit and the engine's latency need 21.)
-        room = Signal()
-        m.d.sync += room.eq(beats.level < BEAT_QUEUE_DEPTH - 2)
+        go = Signal()
         m.d.comb += [
-            self.i.ready.eq(crc.i.ready & room),
-            beats.w_data.eq(zeroed),
-            flags.w_data.eq(Cat(self.i.p.last, self.kill & self.i.p.last)),
+            go.eq(beats.r.valid & ready_out & result.o.valid),
+            beats.r.ready.eq(go),
+            result.o.ready.eq(go & last),
+            beats.w_en.eq(take),
+            self.i.ready.eq(crc.i.ready & beats.w_rdy),
+            beats.w_data.data.eq(zeroed),
+            beats.w_data.flags.eq(Cat(self.i.p.last, self.kill & self.i.p.last)),
         ]
         closing = Signal(last_beat_layout)         # the last beat with its CRC (its CRC
-        m.d.comb += [closing.eq(beats.r_data),     # bytes are zero in the queue)
-                     closing.crc.eq(dl_crc(result.o.p.crc) ^ kill.replicate(CRC_BYTES * 8)),
-                     result.o.ready.eq(go_flags & last)]
-        with m.If(go):
-            m.d.sync += self.o.p.data.eq(Mux(last, closing, beats.r_data))
-        with m.If(go_flags):
-            m.d.sync += [self.o.valid.eq(1), self.o.p.last.eq(last)]
-        with m.Elif(self.o.ready):
-            m.d.sync += self.o.valid.eq(0)
+        m.d.comb += [closing.eq(head.data),        # bytes are zero in the queue)
+                     closing.crc.eq(dl_crc(result.o.p.crc) ^ kill.replicate(CRC_BYTES * 8))]
+        # The output register loads whenever it is free or moves (``o.valid`` says whether
+        # what it holds is a beat): its enables are off ``go``.
+        with m.If(ready_out):
+            m.d.sync += [self.o.valid.eq(go), self.o.p.data.eq(Mux(last, closing, head.data)),
+                         self.o.p.last.eq(last)]
         return m

@@ -13,7 +13,6 @@ from .decode import (
     rx_rsp_entry,
 )
 from .expand import RequestExpand
-from .fifo import RxFifo
 from .front import RxFront, rx_beat_layout
 from .req_out import RequestDeliver, beats_held, expanded_request_layout
 from .rsp_out import ResponseDeliver
@@ -35,7 +34,6 @@ __all__ = [
     "rx_req_entry",
     "rx_rsp_entry",
     "RequestExpand",
-    "RxFifo",
     "RxFront",
     "rx_beat_layout",
     "RequestDeliver",

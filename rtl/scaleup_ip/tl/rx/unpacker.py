@@ -24,7 +24,7 @@ from ..layout import (
 from .catch import CatchBuffer
 from .decode import request_groups, rx_req_entry, rx_rsp_entry
 from .expand import RequestExpand
-from .fifo import RxFifo
+from ...fifo import RamFifo
 from .front import RxFront, rx_beat_layout
 from .req_out import RequestDeliver
 from .rsp_out import ResponseDeliver
@@ -37,7 +37,7 @@ _INIT_CHUNK = DATA_CREDIT_MAX - 1
 #: Data buffers deeper than this keep their beats in block RAM [ours]: a distributed RAM cell
 #: holds 16 entries, and past that the banks' multiplexers and the cells cost more LUTs than
 #: block RAM, which takes none for its entries but makes a beat readable two clocks later
-#: (:class:`~scaleup_ip.tl.rx.fifo.RxFifo`).
+#: (:class:`~scaleup_ip.fifo.RamFifo`).
 LUT_RAM_DEPTH = 16
 
 
@@ -133,9 +133,9 @@ class TlRx(ConfiguredComponent):
         cached = cfg.rx_cache is not None
         entry = rx_req_entry(cached)
         m.submodules.req_catch = catch = CatchBuffer(entry, request_groups(cached), REQ_LIMIT)
-        m.submodules.req_fifo = fifo = RxFifo(entry, cfg.rx_req)
+        m.submodules.req_fifo = fifo = RamFifo(entry, cfg.rx_req)
         m.submodules.req_data = dfifo = _data_buffer(cfg.rx_req_data)
-        m.submodules.req_be = be = RxFifo(HALF_BITS, cfg.rx_req)
+        m.submodules.req_be = be = RamFifo(HALF_BITS, cfg.rx_req)
         if cached:
             m.submodules.req_expand = expand = RequestExpand(cfg)
             self._items(m, front.req, front.req_n, front.take, catch, fifo, expand)
@@ -158,7 +158,7 @@ class TlRx(ConfiguredComponent):
     def _responses(self, m, front, out):
         cfg = self._config
         m.submodules.rsp_catch = catch = CatchBuffer(rx_rsp_entry, SECTORS_PER_HALF, RSP_LIMIT)
-        m.submodules.rsp_fifo = fifo = RxFifo(rx_rsp_entry, cfg.rx_rsp)
+        m.submodules.rsp_fifo = fifo = RamFifo(rx_rsp_entry, cfg.rx_rsp)
         m.submodules.rsp_data = dfifo = _data_buffer(cfg.rx_rsp_data)
         self._items(m, front.rsp, front.rsp_n, front.take, catch, fifo, out)
         m.d.comb += [
@@ -215,4 +215,4 @@ class TlRx(ConfiguredComponent):
 
 def _data_buffer(depth):
     """A receive data buffer of ``depth`` beats, in block RAM past :data:`LUT_RAM_DEPTH`."""
-    return RxFifo(rx_beat_layout, depth, block_ram=depth > LUT_RAM_DEPTH)
+    return RamFifo(rx_beat_layout, depth, block_ram=depth > LUT_RAM_DEPTH)

@@ -1,18 +1,18 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Receive buffer of the TL receiver: a first-word-fall-through queue in distributed or block RAM
-whose writes may be made ahead of the decision to keep them."""
+"""A first-word-fall-through queue in distributed or block RAM whose writes may be made ahead of
+the decision to keep them: the TL receiver's buffers, the DL's CRC beat queues."""
 
 from amaranth import Module, Mux, Shape, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ...ram import PipelinedRam
+from .ram import PipelinedRam
 
-__all__ = ["RxFifo"]
+__all__ = ["RamFifo"]
 
 
-class RxFifo(wiring.Component):
+class RamFifo(wiring.Component):
     """A queue of ``depth`` entries of ``shape``.
 
     In distributed RAM (the default), a write is registered first and reaches the RAM a clock
@@ -59,8 +59,9 @@ class RxFifo(wiring.Component):
 
     Latency: an entry kept at clock ``t`` is on ``r`` and counted in ``level`` from ``t + 1``
     (distributed RAM) or ``t + 3`` (block RAM). Throughput: one entry in and one out per
-    clock. Overflow: a write while full is ignored (the receiver's credit check keeps every
-    kept entry within ``depth``).
+    clock. Overflow: a write while full is ignored; every user writes only while ``w_rdy``
+    (the DL's CRC stages take their input only then; the TL receiver's credit check keeps
+    every kept entry within ``depth``).
     """
 
     def __init__(self, shape, depth, *, block_ram=False):

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The TL receiver's buffer (``rtl/scaleup_ip/tl/rx/fifo.py``) in distributed and in block RAM,
-clock by clock against a queue in Python: random writes, writes not kept, reads and stalls;
-what ``r`` shows, ``level``, ``w_rdy`` and ``kept`` each clock, then drained empty. An entry
-kept at clock ``t`` is readable from ``t + 1`` in distributed RAM and ``t + 3`` in block RAM;
-until then it counts against ``w_rdy`` only."""
+"""The RAM queue (``rtl/scaleup_ip/fifo.py``: the TL receiver's buffers, the DL's CRC beat
+queues) in distributed and in block RAM, clock by clock against a queue in Python: random
+writes, writes not kept, reads and stalls; what ``r`` shows, ``level``, ``w_rdy`` and
+``kept`` each clock, then drained empty. An entry kept at clock ``t`` is readable from
+``t + 1`` in distributed RAM and ``t + 3`` in block RAM; until then it counts against
+``w_rdy`` only."""
 
 import collections
 import random
@@ -12,18 +13,18 @@ import pytest
 from amaranth.sim import Simulator
 
 from sim import harness
-from scaleup_ip.tl.rx import RxFifo
+from scaleup_ip.fifo import RamFifo
 
 WIDTH = 40
 CLOCKS = 3000
 
 
 @pytest.mark.parametrize("depth, block_ram", [(8, False), (32, True), (6, True)])
-def test_rx_fifo(depth, block_ram):
+def test_ram_fifo(depth, block_ram):
     seed = harness.seed()
     rng = random.Random(seed)
     print(f"seed {seed}")
-    dut = RxFifo(WIDTH, depth, block_ram=block_ram)
+    dut = RamFifo(WIDTH, depth, block_ram=block_ram)
     delay = 3 if block_ram else 1
     model = collections.deque()        # (clock it was kept, entry), kept and not yet read
 
