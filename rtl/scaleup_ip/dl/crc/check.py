@@ -7,7 +7,7 @@ from amaranth.lib import data
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import Component, In, Out
 
-from .insert import beat_queue, crc_engine, dl_crc, feed_crc
+from .insert import beat_queue, crc_engine, dl_crc, feed_crc, release
 from ..layout import (
     BEAT_BYTES,
     BEATS_PER_FLIT,
@@ -58,40 +58,28 @@ class DlCrcCheck(Component):
     def elaborate(self, platform):
         m = Module()
         crc, result = crc_engine(m)
-        beats = beat_queue(m, 1)
         m.submodules.verdicts = verdicts = SyncFIFOBuffered(width=_verdict.size, depth=4)
         beat = self.i.p
         take = self.i.valid & self.i.ready
         feed_crc(m, crc, beat, take)
+        beats = beat_queue(m, take, beat.data, beat.last)
         closing = last_beat_layout(beat.data)
         verdict = Signal(_verdict)
         m.d.comb += [
             verdict.field.eq(closing.crc),
             Cat(verdict.header, verdict.headers).eq(_gather(m, beat, take)),
-            beats.w_data.data.eq(beat.data),
-            beats.w_data.flags.eq(beat.last),
-            beats.w_en.eq(take),
             verdicts.w_en.eq(take & beat.last),
             verdicts.w_data.eq(verdict),
+            self.i.ready.eq(crc.i.ready & beats.w_rdy & verdicts.w_rdy),
         ]
-        # A flit's beats leave once its CRC result is out of the engine; the result is held
-        # (not taken) until the flit's last beat leaves.
+        # A flit's beats leave once its CRC result is out of the engine; the result and the
+        # verdict are held (not taken) until the flit's last beat leaves.
         known = _verdict(verdicts.r_data)
-        head = beats.r.payload
-        last = head.flags
-        ready_out = ~self.o.valid | self.o.ready
-        go = Signal()
-        m.d.comb += [go.eq(beats.r.valid & result.o.valid & verdicts.r_rdy & ready_out),
-                     beats.r.ready.eq(go),
-                     self.i.ready.eq(crc.i.ready & beats.w_rdy & verdicts.w_rdy),
-                     result.o.ready.eq(go & last), verdicts.r_en.eq(go & last)]
-        # The output register loads whenever it is free or moves (``o.valid`` says whether
-        # what it holds is a beat): its enables are off ``go``.
+        go, ready_out, last = release(m, beats, result, self.o, verdicts.r_rdy)
+        m.d.comb += verdicts.r_en.eq(go & last)
         with m.If(ready_out):
             m.d.sync += [
-                self.o.valid.eq(go),
-                self.o.p.data.eq(head.data),
-                self.o.p.last.eq(last),
+                self.o.p.data.eq(beats.r.payload.data),
                 self.o.p.crc_ok.eq(dl_crc(result.o.p.crc) == known.field),
                 self.o.p.header.eq(known.header),
                 self.o.p.headers.eq(known.headers),

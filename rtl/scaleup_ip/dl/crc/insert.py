@@ -13,7 +13,7 @@ from ...types import crc_result_layout
 from ..layout import BEAT_BITS, CRC_BYTES, last_beat_layout, phy_stream
 
 __all__ = ["BEAT_QUEUE_DEPTH", "DL_CRC_CONFIG", "DlCrcInsert", "beat_queue", "crc_engine",
-           "dl_crc", "feed_crc"]
+           "dl_crc", "feed_crc", "release"]
 
 #: The CRC engine of the DL: a beat per clock at 512 bits; latency 11 clocks.
 DL_CRC_CONFIG = CrcConfig(data_width=BEAT_BITS, pipeline=2)
@@ -33,17 +33,35 @@ def crc_engine(m):
     return crc, result
 
 
-def beat_queue(m, flag_width):
-    """The beats waiting for their flit's CRC, each with ``flag_width`` bits about it (its
-    ``last``, ...), in block RAM read through the RAM's own address and output registers
+def beat_queue(m, w_en, beat, flags):
+    """The beats waiting for their flit's CRC, each with ``flags`` (its ``last`` first, ...),
+    in block RAM read through the RAM's own address and output registers
     (:class:`~scaleup_ip.fifo.RamFifo`: nothing after the block RAM, and its read enables
     from registers; a beat is readable 3 clocks after it is written, long before its flit's
-    CRC). Returns the queue; its payload is ``{"data", "flags"}``; write with ``w_en`` alone
-    (``w_commit`` is set here)."""
-    entry = data.StructLayout({"data": BEAT_BITS, "flags": flag_width})
+    CRC), written with ``w_en``. Returns the queue; its payload is ``{"data", "flags"}``. The
+    caller's ready must include its ``w_rdy``."""
+    entry = data.StructLayout({"data": BEAT_BITS, "flags": len(flags)})
     m.submodules.beats = queue = RamFifo(entry, BEAT_QUEUE_DEPTH, block_ram=True)
-    m.d.comb += queue.w_commit.eq(1)
+    m.d.comb += [queue.w_en.eq(w_en), queue.w_commit.eq(1),
+                 queue.w_data.data.eq(beat), queue.w_data.flags.eq(flags)]
     return queue
+
+
+def release(m, queue, result, o, when):
+    """Let the beats of ``queue`` (:func:`beat_queue`) out to stream ``o`` once their flit's CRC
+    ``result`` is there and ``when``: the result is taken with the flit's last beat, and
+    ``o.valid`` and ``o.p.last`` are set. Returns ``(go, ready_out, last)``: whether a beat
+    leaves, whether ``o``'s registers load (the caller loads its payload then: whenever
+    ``o`` is free or moves, so that ``go`` reaches no wide enable; ``o.valid`` says whether
+    what they hold is a beat), and the head beat's ``last``."""
+    last = queue.r.payload.flags[0]
+    ready_out = ~o.valid | o.ready
+    go = Signal()
+    m.d.comb += [go.eq(queue.r.valid & result.o.valid & when & ready_out),
+                 queue.r.ready.eq(go), result.o.ready.eq(go & last)]
+    with m.If(ready_out):
+        m.d.sync += [o.valid.eq(go), o.p.last.eq(last)]
+    return go, ready_out, last
 
 
 def dl_crc(fcs):
@@ -102,31 +120,19 @@ class DlCrcInsert(Component):
     def elaborate(self, platform):
         m = Module()
         crc, result = crc_engine(m)
-        # A beat, and its flags: whether it is its flit's last, and then whether to kill it.
-        beats = beat_queue(m, 2)
         take = self.i.valid & self.i.ready
         zeroed = feed_crc(m, crc, self.i.p, take)
+        # A beat, and its flags: whether it is its flit's last, and then whether to kill it.
+        beats = beat_queue(m, take, zeroed, Cat(self.i.p.last, self.kill & self.i.p.last))
+        m.d.comb += self.i.ready.eq(crc.i.ready & beats.w_rdy)
         # A flit's beats leave once its CRC is out of the engine (the result is taken with the
         # last beat), so that each flit leaves in 10 consecutive clocks while ``o`` is ready.
         head = beats.r.payload
-        last, kill = head.flags
-        ready_out = ~self.o.valid | self.o.ready
-        go = Signal()
-        m.d.comb += [
-            go.eq(beats.r.valid & ready_out & result.o.valid),
-            beats.r.ready.eq(go),
-            result.o.ready.eq(go & last),
-            beats.w_en.eq(take),
-            self.i.ready.eq(crc.i.ready & beats.w_rdy),
-            beats.w_data.data.eq(zeroed),
-            beats.w_data.flags.eq(Cat(self.i.p.last, self.kill & self.i.p.last)),
-        ]
+        _, ready_out, last = release(m, beats, result, self.o, 1)
+        kill = head.flags[1]
         closing = Signal(last_beat_layout)         # the last beat with its CRC (its CRC
         m.d.comb += [closing.eq(head.data),        # bytes are zero in the queue)
                      closing.crc.eq(dl_crc(result.o.p.crc) ^ kill.replicate(CRC_BYTES * 8))]
-        # The output register loads whenever it is free or moves (``o.valid`` says whether
-        # what it holds is a beat): its enables are off ``go``.
         with m.If(ready_out):
-            m.d.sync += [self.o.valid.eq(go), self.o.p.data.eq(Mux(last, closing, head.data)),
-                         self.o.p.last.eq(last)]
+            m.d.sync += self.o.p.data.eq(Mux(last, closing, head.data))
         return m
