@@ -83,9 +83,17 @@ def _payload(wire):
                 >> dl_llr.PAYLOAD_BIT & 1)
 
 
+def _nop_ok(wire):
+    """Whether the DL flit ``wire`` (wire order), which carries no payload, is the model's NOP
+    flit with the same header: a zero body and segment headers, and its CRC."""
+    logical = dl_flit.from_wire(wire)
+    header = int.from_bytes(logical[FH_OFFSET:FH_OFFSET + FH_BYTES], "little")
+    return dl_flit.wire_flit(dl_flit.assemble(_NOP, header)) == wire
+
+
 def _link(dut, rng, model, errors, stats, corrupt_nth=None):
     """The channel both ways (:func:`lossy`, :data:`_DELAY` flit times) and the model end's
-    flit times, every 10 clocks. With ``corrupt_nth``, each way's ``corrupt_nth``-th payload
+    flit times, every 10 clocks; every NOP flit the RTL sends must be the model's. With ``corrupt_nth``, each way's ``corrupt_nth``-th payload
     flit is corrupted (one bit flipped) whatever the draws: its receiver counts a bad CRC, and
     its sender replays it."""
     to_model = collections.deque()                  # (due clock, flit)
@@ -100,6 +108,7 @@ def _link(dut, rng, model, errors, stats, corrupt_nth=None):
 
     def on_flit(flit, now):
         stats["rtl_flits"] += 1
+        assert _payload(flit) or _nop_ok(flit), f"clock {now}: a NOP flit not all zero"
         flit = channel("to_model", flit)
         if flit is not None:
             to_model.append((now + BEATS_PER_FLIT * _DELAY, flit))

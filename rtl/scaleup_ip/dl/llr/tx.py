@@ -6,11 +6,11 @@ from types import SimpleNamespace
 
 from amaranth import C, Module, Mux, Signal
 from amaranth.lib import enum
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
 from ...counters import count_events
+from ...ram import PipelinedRam
 from ..layout import (
     ACK_TIMEOUT_BITS,
     ACK_TIMEOUT_DEFAULT,
@@ -85,7 +85,8 @@ class LlrTx(ConfiguredComponent):
     **Ack timeout** [§6.6.6.8]: counted in flit times while flits are unacknowledged and the
     link is Up; ``timeout`` pulses when it runs out (the link then leaves Up).
 
-    Latency: a packer beat taken in clock ``t`` is on ``o`` at ``t + 1``; an Ack on
+    Latency: a packer beat taken in clock ``t`` is on ``o`` at ``t + 3`` (it is read back
+    from TxReplay, :meth:`_output`); an Ack on
     ``ingress`` in clock ``t`` acts on the flits that start from ``t + 2``, a Replay Request
     (checked in clock ``t``, taken in ``t + 1``) from ``t + 3``. Throughput: one
     beat per clock while ``o`` is ready (and ``mode`` is not IDLE). ``body`` is taken only
@@ -143,9 +144,7 @@ class LlrTx(ConfiguredComponent):
     def elaborate(self, platform):
         m = Module()
         cfg = self._config
-        m.submodules.replay = mem = Memory(shape=BEAT_BITS, depth=cfg.replay_depth *
-                                           BEATS_PER_FLIT, init=[])
-        wr, rd = mem.write_port(), mem.read_port()
+        m.submodules.replay = ram = PipelinedRam(BEAT_BITS, cfg.replay_depth * BEATS_PER_FLIT)
         st = _State(cfg)
         m.d.comb += self.unacked.eq(st.unacked)
         advance = ~self.o.valid | self.o.ready
@@ -177,9 +176,8 @@ class LlrTx(ConfiguredComponent):
         address = Mux(first, Mux(choice == ReplaySource.REPLAY, ready.replay_base, ready.new_base),
                       addr)
         m.d.comb += [
-            wr.addr.eq(address), wr.data.eq(self.body.p.data),
-            wr.en.eq(step & (now == ReplaySource.NEW)),
-            rd.addr.eq(address), rd.en.eq(step),
+            ram.w_addr.eq(address), ram.w_data.eq(self.body.p.data),
+            ram.w_en.eq(step & (now == ReplaySource.NEW)),
         ]
         # The last beat (``step & last``; its source is ``src``, the first beat's choice is
         # not on the way).
@@ -193,7 +191,7 @@ class LlrTx(ConfiguredComponent):
                 m.d.sync += [src.eq(choice), seq.eq(ready.seq),
                              after.seq.eq(seq_next(ready.seq)),
                              after.slot.eq(_wrap(ready.slot + 1, cfg.replay_depth))]
-        self._output(m, rd, step, advance, now, last, header)
+        self._output(m, ram, step, advance, address, now, last, header)
         # A read-only view of the state, for the proof (tb/dl/test_replay_proof.py).
         self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first, last=last)
         self._choose(m, st, ready, done, ~first, src, after)
@@ -301,23 +299,32 @@ class LlrTx(ConfiguredComponent):
             m.d.sync += st.requests.eq(REPLAY_REQUEST_COPIES)
         return header
 
-    def _output(self, m, rd, step, advance, now, last, header):
-        """``o``: the beat, from the packer or TxReplay (read a clock later) or zero, with the
-        header in the last beat. Registers hold it while ``o`` stalls (the RAM's read port
-        too: it reads only on ``step``)."""
-        body = Signal(BEAT_BITS)
-        replayed = Signal()
-        end = Signal()
-        fh = Signal(FH_BYTES * 8)
-        with m.If(step):
-            m.d.sync += [self.o.valid.eq(1), end.eq(last),
-                         body.eq(Mux(now == ReplaySource.NEW, self.body.p.data, 0)),
-                         replayed.eq(now == ReplaySource.REPLAY), fh.eq(Mux(last, header, 0))]
-        with m.Elif(advance):
-            m.d.sync += self.o.valid.eq(0)
-        # The header's bytes are zero in every stored or packed beat.
-        m.d.comb += [self.o.p.data.eq(Mux(replayed, rd.data, body) | (fh << _FH_LSB)),
-                     self.o.p.last.eq(end)]
+    def _output(self, m, ram, step, advance, address, now, last, header):
+        """``o``: every beat read back from TxReplay, a packer's beat too (written when taken),
+        or zero for a NOP flit, with the header in the last beat. A beat goes through three
+        registers: its address (``address``, read the clock after a packer's beat is written),
+        then TxReplay's two read registers (on an ECP5 the block RAM's own), so ``o``'s data
+        leaves a register [ours: two clocks more, for the block RAM's output register]. The
+        three stages move together whenever ``o`` moves (``advance``); a clock with no beat
+        (``step`` low) moves an empty one."""
+        addr = Signal.like(address)
+        beat = [SimpleNamespace(valid=Signal(), zero=Signal(), last=Signal(),
+                                fh=Signal(FH_BYTES * 8)) for _ in range(3)]
+        with m.If(advance):
+            m.d.sync += [addr.eq(address), beat[0].valid.eq(step),
+                         beat[0].zero.eq(now == ReplaySource.NOP), beat[0].last.eq(last),
+                         beat[0].fh.eq(Mux(last, header, 0))]
+            for stage, before in zip(beat[1:], beat):
+                m.d.sync += [getattr(stage, f).eq(getattr(before, f))
+                             for f in ("valid", "zero", "last", "fh")]
+        o = beat[2]
+        # The header's bytes are zero in every stored beat.
+        m.d.comb += [
+            ram.r_addr.eq(addr), ram.r_en.eq(advance), ram.r_out_en.eq(advance),
+            self.o.valid.eq(o.valid),
+            self.o.p.data.eq(Mux(o.zero, 0, ram.r_data) | (o.fh << _FH_LSB)),
+            self.o.p.last.eq(o.last),
+        ]
 
     def _ingress(self, m, st, started, ready):
         """Acks and Replay Requests from the local receiver [§6.6.6.3], the ignore window;
