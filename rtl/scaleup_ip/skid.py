@@ -27,6 +27,10 @@ class SkidBuffer(wiring.Component):
     i : In(stream.Signature(shape))
     o : Out(stream.Signature(shape))
 
+    ``i.ready`` is a register of its own, the complement of the full (or skid) flag, which
+    also drives the wide payload enables and multiplexers: so the reader of ``i.ready`` is
+    not on that high-fanout net.
+
     Two entries used in turn: a transfer in is written into the entry the write pointer names,
     ``o`` shows the entry the read pointer names, and a transfer out only moves the read
     pointer. So neither ``i.valid`` nor ``o.ready`` reaches the other side in the same clock,
@@ -59,11 +63,9 @@ class SkidBuffer(wiring.Component):
         wr = Signal()
         rd = Signal()
         full = Signal()                  # both entries taken
-        m.d.comb += [
-            self.i.ready.eq(~full),
-            self.o.payload.eq(Mux(rd, entries[1], entries[0])),
-        ]
-        push = self.i.valid & ~full
+        ready = Signal(init=1)           # ~full, a register of its own
+        m.d.comb += [self.i.ready.eq(ready), self.o.payload.eq(Mux(rd, entries[1], entries[0]))]
+        push = self.i.valid & ready
         pop = self.o.valid & self.o.ready
         # The entry the write pointer names is free whenever both are not taken, so it takes
         # ``i.payload`` in every such clock, valid or not: the payload registers' enables are
@@ -76,23 +78,25 @@ class SkidBuffer(wiring.Component):
         with m.If(pop):
             m.d.sync += rd.eq(~rd)
         with m.If(push & ~pop):
-            m.d.sync += [self.o.valid.eq(1), full.eq(self.o.valid)]
+            m.d.sync += [self.o.valid.eq(1), full.eq(self.o.valid),
+                         ready.eq(~self.o.valid)]
         with m.Elif(pop & ~push):
-            m.d.sync += [full.eq(0), self.o.valid.eq(full)]
+            m.d.sync += [full.eq(0), ready.eq(1), self.o.valid.eq(full)]
         return m
 
     def _output_register(self, m):
         """``flop_out``: the output register and a skid register behind it."""
         skid = Signal(self._shape, name="skid")
         held = Signal()                  # the skid register holds a transfer
-        m.d.comb += self.i.ready.eq(~held)
+        ready = Signal(init=1)           # ~held, a register of its own
+        m.d.comb += self.i.ready.eq(ready)
         with m.If(~held):
             m.d.sync += skid.eq(self.i.payload)
         with m.If(~self.o.valid | self.o.ready):
             m.d.sync += [self.o.payload.eq(Mux(held, skid, self.i.payload)),
-                         self.o.valid.eq(held | self.i.valid), held.eq(0)]
-        with m.Elif(self.i.valid & ~held):
-            m.d.sync += held.eq(1)
+                         self.o.valid.eq(held | self.i.valid), held.eq(0), ready.eq(1)]
+        with m.Elif(self.i.valid & ready):
+            m.d.sync += [held.eq(1), ready.eq(0)]
 
 
 def register_stage(m, i, o):

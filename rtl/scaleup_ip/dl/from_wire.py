@@ -53,7 +53,9 @@ class DlFromWire(Component):
         beat = Signal(range(BEATS_PER_FLIT))        # ``held``'s beat in its flit
         room = ~self.o.valid | self.o.ready
         send = full & room & (held.last | self.i.valid)
-        m.d.comb += self.i.ready.eq(~full | send)
+        # Ready when nothing is held or ``o`` takes what is (the beat in, if any, replaces it):
+        # ``i.valid`` is not on the way.
+        m.d.comb += self.i.ready.eq(~full | room)
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += [held.eq(self.i.p), full.eq(1)]
             with m.If(full):

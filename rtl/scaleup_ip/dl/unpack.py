@@ -70,6 +70,11 @@ def _turned(hot, n):
     return Cat(hot[(k - n) % BEAT_SECTORS] for k in range(BEAT_SECTORS))
 
 
+def _thermometer(hot):
+    """Bit k set when the one-hot ``hot`` is below 16 - k (bit 0 clear): ``below``'s code."""
+    return Cat(C(0, 1), *(hot[:BEAT_SECTORS - k].any() for k in range(1, BEAT_SECTORS)))
+
+
 def _one_hot(value):
     """The one-hot form of the constant ``value`` (mod 16)."""
     return C(1 << (value % BEAT_SECTORS), BEAT_SECTORS)
@@ -118,7 +123,8 @@ class DlUnpack(Component):
     o : Out(flit_stream())
         TL flits.
     malformed : Out(32)
-        DL flits with a malformed segment header, wrapping.
+        DL flits with a malformed segment header, wrapping; counted the clock after the
+        flit's last beat.
     fault : Out(1)
         The clock after a malformed DL flit's last beat: the unpacker is containing it.
     restart : In(1)
@@ -153,11 +159,13 @@ class DlUnpack(Component):
         # What the segment headers say of each sector of this beat (:meth:`_decide`).
         ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
         coming = self._ahead(m, beat, step & ~last, ahead)
+        # Whether a TL flit starts at the cursor, for the beats after the first: formed while
+        # the beat before is taken (:meth:`_at_next`), in two registers, the data path's
+        # (``at_reg``) and the decision's (``at_not``, its complement, so that the two are
+        # not merged into one flop whose net also reaches the 512-bit multiplexers).
+        at_reg, at_not = Signal(), Signal(init=1)
         start, start_at, at_cursor, start_msg, reached, after = self._decide(
-            m, beat, cursor, ahead)
-        # The data path's own copy of ``at_cursor`` for the beats after the first, formed
-        # while the beat before is taken (``at_next``, below).
-        at_reg = Signal()
+            m, beat, cursor, ahead, at_not)
         at_cursor_data, start_data = self._decide_data(m, beat, first, hot, ahead, at_reg)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
@@ -184,14 +192,21 @@ class DlUnpack(Component):
         assert {h % BEAT_SECTORS for h in HALF_SEGMENT_STARTS} <= {0, BEAT_SECTORS - 1}
         opened = Mux(at_cursor_data, moved, beat_in.rotate_left(SECTOR_BITS))
         whole = at_cursor & hot[0] & ~last          # a TL flit in exactly this beat
-        hot_next = Signal.like(hot)
-        m.d.comb += hot_next.eq(hot)
+
+        def next_code(form):
+            """The next cursor as code ``form`` of its one-hot form (the branches below):
+            ``form`` is applied to each candidate, from registers, and the decision picks
+            one, so the thermometer code is not formed after the pick."""
+            turned = Mux(last, form(_turned(hot, -LAST_SECTORS)), form(hot))
+            starts = Mux(at_cursor, turned, Mux(last, form(_one_hot(-1 - LAST_SECTORS)),
+                                                 form(_one_hot(-1))))
+            fresh = Mux(whole, form(_one_hot(0)),
+                        form(Cat(after == k for k in range(BEAT_SECTORS))))
+            return Mux(start & ~whole, starts, Mux(pending & ~completes, turned, fresh))
         with m.If(step):
-            m.d.sync += [at_reg.eq(self._at_next(coming, hot, start & ~whole, at_cursor, whole,
-                                                 after))]
-            m.d.sync += [hot.eq(hot_next),
-                         below.eq(Cat(C(0, 1), *(hot_next[:BEAT_SECTORS - k].any()
-                                                 for k in range(1, BEAT_SECTORS)))),
+            at_next = self._at_next(coming, hot, start & ~whole, at_cursor, whole, after)
+            m.d.sync += [at_reg.eq(at_next), at_not.eq(~at_next)]
+            m.d.sync += [hot.eq(next_code(lambda code: code)), below.eq(next_code(_thermometer)),
                          seen.eq(Mux(last, 0, seen | reached))]
             bad = self._count(m, last, seen, cursor, step)
             with m.If(bad):
@@ -211,21 +226,14 @@ class DlUnpack(Component):
                 m.d.sync += [part_msg.eq(start_msg), pending.eq(1),
                              cursor.eq(start_at + BEAT_SECTORS - size),
                              amount.eq(Mux(at_cursor, size_less, size - (BEAT_SECTORS - 1)))]
-                m.d.comb += hot_next.eq(Mux(at_cursor,
-                                            Mux(last, _turned(hot, -LAST_SECTORS), hot),
-                                            Mux(last, _one_hot(-1 - LAST_SECTORS),
-                                                _one_hot(-1))))
             with m.Elif(pending & ~completes):
                 # Only in the last beat: the pending TL flit goes on into the next DL flit.
                 m.d.sync += [cursor.eq(cursor - size), amount.eq(size_less)]
-                m.d.comb += hot_next.eq(Mux(last, _turned(hot, -LAST_SECTORS), hot))
             with m.Else():
                 # Nothing pending: the next decision point follows a whole TL flit at once,
                 # else it is the next half-segment start.
                 m.d.sync += [pending.eq(0), cursor.eq(Mux(whole, 0, after)),
                              amount.eq(Mux(whole, 0, -after))]
-                m.d.comb += hot_next.eq(Mux(whole, 1,
-                                            Cat(after == k for k in range(BEAT_SECTORS))))
             # The sectors received of the pending TL flit (512 enables), as above but from
             # the data path's own copy of the decision.
             opens = start_data & ~(at_cursor_data & hot[0] & ~last)
@@ -235,6 +243,12 @@ class DlUnpack(Component):
             m.d.sync += self.o.valid.eq(0)
         with m.If(contained):
             self._contain(m, resume, reopen, contained, [pending, cursor, hot, below, amount])
+        # ``malformed`` counts a clock after the verdict, so that the beat's handshake does
+        # not reach its 32 enables; none while containing.
+        counted = Signal()
+        m.d.sync += counted.eq(step & bad & ~contained)
+        with m.If(counted):
+            m.d.sync += self.malformed.eq(self.malformed + 1)
         return m
 
     def _ahead(self, m, beat, write, ahead):
@@ -262,7 +276,7 @@ class DlUnpack(Component):
                    Mux(at_cursor, (flits & hot).any(), flits[BEAT_SECTORS - 1]),
                    Mux(whole, flits[0], flits.bit_select(after, 1)))
 
-    def _decide(self, m, beat, cursor, ahead):
+    def _decide(self, m, beat, cursor, ahead, at_not):
         """Where a TL flit starts in this beat, if one does: ``(start, start_at, whether that
         is the cursor, its message bits, the decision points reached (2 bits per segment:
         first, second half), the cursor in the next beat when none starts)``.
@@ -272,13 +286,18 @@ class DlUnpack(Component):
         143 in beat 8) is the next one. What the segment headers say of each sector of the
         beat (whether its half segment announces a TL flit, and the message bits) is read from
         registers, written while the beat before was taken (the same DL flit's headers); beat
-        0 lies in segment 0's first half, whose header bits it reads directly."""
+        0 lies in segment 0's first half, whose header bits it reads directly. After the first
+        beat, whether a TL flit starts at the cursor is ``~at_not``, a register formed while
+        the beat before was taken (read as ``ahead[cursor]`` in the same clock, the placed
+        design's worst path ran from the cursor through that 16-way multiplexer to the next
+        cursor's thermometer code, 10.3 ns); its message bits, off that path, are read at the
+        cursor."""
         headers = self.i.p.headers
         assert all(segment_of(c) == (0, False) for c in range(BEAT_SECTORS))
         first_beat = beat == 0
         first = Signal()                            # a TL flit at the cursor
         first_msg = Signal(2)
-        m.d.comb += [first.eq(Mux(first_beat, headers[0].flit0, ahead[cursor].flit)),
+        m.d.comb += [first.eq(Mux(first_beat, headers[0].flit0, ~at_not)),
                      first_msg.eq(Mux(first_beat, headers[0].msg0, ahead[cursor].msg))]
         # A later decision point in a beat is its last sector (checked in elaborate).
         second = (_has_inner(beat, cursor < BEAT_SECTORS - 1) & ~first
@@ -312,7 +331,7 @@ class DlUnpack(Component):
         return first, start
 
     def _count(self, m, last, seen, cursor, step):
-        """``malformed``: at the last beat, a TL flit announced where no decision point was
+        """Whether the DL flit is malformed: at the last beat, a TL flit announced where no decision point was
         reached (``seen`` before it, or the last beat's own, from ``cursor``), or DLAltSector
         set. What the headers announce is registered while the beats before are taken (the same
         DL flit's headers). The last beat has no decision point after its cursor, so what it
@@ -328,8 +347,6 @@ class DlUnpack(Component):
         assert _inner_point(BEATS_PER_FLIT - 1) is None
         reached = _reached(BEATS_PER_FLIT - 1, cursor, None)
         bad = last & ((announced & ~(seen | reached)).any() | alt)
-        with m.If(bad):
-            m.d.sync += self.malformed.eq(self.malformed + 1)
         return bad
 
     def _contain(self, m, resume, reopen, contained, carry):
@@ -339,7 +356,7 @@ class DlUnpack(Component):
         at its initial values and reading resumes."""
         m.d.sync += [self.o.valid.eq(self.o.valid & ~self.o.ready),
                      self.o.payload.eq(self.o.payload),     # one shown before stays as it was
-                     self.malformed.eq(self.malformed), self.fault.eq(0)]
+                     self.fault.eq(0)]
         with m.If(self.restart):
             m.d.sync += reopen.eq(1)
         with m.If(resume):

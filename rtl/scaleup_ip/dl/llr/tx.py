@@ -147,7 +147,13 @@ class LlrTx(ConfiguredComponent):
         m.submodules.replay = ram = PipelinedRam(BEAT_BITS, cfg.replay_depth * BEATS_PER_FLIT)
         st = _State(cfg)
         m.d.comb += self.unacked.eq(st.unacked)
+        # ``o`` free or moving, twice: ``advance`` for the output stages and TxReplay's read
+        # registers (a net with over a hundred loads), ``moving`` for the handshake with the
+        # packer, from ``empty``, a flop of its own (the complement of ``o.valid``, so that
+        # the two are not merged), and so off that net.
+        empty = Signal(init=1)
         advance = ~self.o.valid | self.o.ready
+        moving = empty | self.o.ready
         step = Signal()                             # a beat goes (below)
         beat, first, last = beat_count(m, step)
         src = Signal(ReplaySource)                       # of the flit being sent (beats 1 .. 9)
@@ -155,7 +161,7 @@ class LlrTx(ConfiguredComponent):
         seq = Signal(SEQ_BITS)                      # a replayed flit's sequence number
         addr = Signal(range(cfg.replay_depth * BEATS_PER_FLIT))     # the next beat's address
         start = Signal()
-        m.d.comb += start.eq(advance & first & (self.mode != LinkMode.IDLE))
+        m.d.comb += start.eq(moving & first & (self.mode != LinkMode.IDLE))
         ready = _Ready(cfg)                         # the next flit's choice, made a clock ahead
         up = self.mode == LinkMode.UP
         choice = Signal(ReplaySource)
@@ -169,7 +175,7 @@ class LlrTx(ConfiguredComponent):
         # beat the packer is chosen only when its beat is there, so ``choice`` is not on
         # the way.)
         m.d.comb += [
-            step.eq(advance & Mux(first, self.mode != LinkMode.IDLE,
+            step.eq(moving & Mux(first, self.mode != LinkMode.IDLE,
                                   (src != ReplaySource.NEW) | self.body.valid)),
             self.body.ready.eq(step & (now == ReplaySource.NEW)),
         ]
@@ -181,7 +187,7 @@ class LlrTx(ConfiguredComponent):
         ]
         # The last beat (``step & last``; its source is ``src``, the first beat's choice is
         # not on the way).
-        done = advance & last & ((src != ReplaySource.NEW) | self.body.valid)
+        done = moving & last & ((src != ReplaySource.NEW) | self.body.valid)
         header = self._schedule(m, st, done, src, seq, self.body.p.payload)
         # The flit after a replayed one: its sequence number and slot.
         after = SimpleNamespace(seq=Signal(SEQ_BITS), slot=Signal(range(cfg.replay_depth)))
@@ -191,7 +197,7 @@ class LlrTx(ConfiguredComponent):
                 m.d.sync += [src.eq(choice), seq.eq(ready.seq),
                              after.seq.eq(seq_next(ready.seq)),
                              after.slot.eq(_wrap(ready.slot + 1, cfg.replay_depth))]
-        self._output(m, ram, step, advance, address, now, last, header)
+        self._output(m, ram, step, advance, empty, address, now, last, header)
         # A read-only view of the state, for the proof (tb/dl/test_replay_proof.py).
         self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first, last=last)
         self._choose(m, st, ready, done, ~first, src, after)
@@ -299,14 +305,14 @@ class LlrTx(ConfiguredComponent):
             m.d.sync += st.requests.eq(REPLAY_REQUEST_COPIES)
         return header
 
-    def _output(self, m, ram, step, advance, address, now, last, header):
+    def _output(self, m, ram, step, advance, empty, address, now, last, header):
         """``o``: every beat read back from TxReplay, a packer's beat too (written when taken),
         or zero for a NOP flit, with the header in the last beat. A beat goes through three
         registers: its address (``address``, read the clock after a packer's beat is written),
         then TxReplay's two read registers (on an ECP5 the block RAM's own), so ``o``'s data
         leaves a register [ours: two clocks more, for the block RAM's output register]. The
         three stages move together whenever ``o`` moves (``advance``); a clock with no beat
-        (``step`` low) moves an empty one."""
+        (``step`` low) moves an empty one. ``empty`` is kept as ``~o.valid``."""
         addr = Signal.like(address)
         beat = [SimpleNamespace(valid=Signal(), zero=Signal(), last=Signal(),
                                 fh=Signal(FH_BYTES * 8)) for _ in range(3)]
@@ -317,6 +323,7 @@ class LlrTx(ConfiguredComponent):
             for stage, before in zip(beat[1:], beat):
                 m.d.sync += [getattr(stage, f).eq(getattr(before, f))
                              for f in ("valid", "zero", "last", "fh")]
+            m.d.sync += empty.eq(~beat[1].valid)
         o = beat[2]
         # The header's bytes are zero in every stored beat.
         m.d.comb += [
