@@ -70,11 +70,6 @@ def _turned(hot, n):
     return Cat(hot[(k - n) % BEAT_SECTORS] for k in range(BEAT_SECTORS))
 
 
-def _thermometer(hot):
-    """Bit k set when the one-hot ``hot`` is below 16 - k (bit 0 clear): ``below``'s code."""
-    return Cat(C(0, 1), *(hot[:BEAT_SECTORS - k].any() for k in range(1, BEAT_SECTORS)))
-
-
 def _one_hot(value):
     """The one-hot form of the constant ``value`` (mod 16)."""
     return C(1 << (value % BEAT_SECTORS), BEAT_SECTORS)
@@ -159,13 +154,11 @@ class DlUnpack(Component):
         # What the segment headers say of each sector of this beat (:meth:`_decide`).
         ahead = Signal(data.ArrayLayout(_announce, BEAT_SECTORS))
         coming = self._ahead(m, beat, step & ~last, ahead)
-        # Whether a TL flit starts at the cursor, for the beats after the first: formed while
-        # the beat before is taken (:meth:`_at_next`), in two registers, the data path's
-        # (``at_reg``) and the decision's (``at_not``, its complement, so that the two are
-        # not merged into one flop whose net also reaches the 512-bit multiplexers).
-        at_reg, at_not = Signal(), Signal(init=1)
         start, start_at, at_cursor, start_msg, reached, after = self._decide(
-            m, beat, cursor, ahead, at_not)
+            m, beat, cursor, ahead)
+        # The data path's own copy of ``at_cursor`` for the beats after the first, formed
+        # while the beat before is taken (``at_next``, below).
+        at_reg = Signal()
         at_cursor_data, start_data = self._decide_data(m, beat, first, hot, ahead, at_reg)
         beat_in = self.i.p.data
         # The pending TL flit takes the beat's first ``cursor`` sectors; it completes when they
@@ -192,21 +185,14 @@ class DlUnpack(Component):
         assert {h % BEAT_SECTORS for h in HALF_SEGMENT_STARTS} <= {0, BEAT_SECTORS - 1}
         opened = Mux(at_cursor_data, moved, beat_in.rotate_left(SECTOR_BITS))
         whole = at_cursor & hot[0] & ~last          # a TL flit in exactly this beat
-
-        def next_code(form):
-            """The next cursor as code ``form`` of its one-hot form (the branches below):
-            ``form`` is applied to each candidate, from registers, and the decision picks
-            one, so the thermometer code is not formed after the pick."""
-            turned = Mux(last, form(_turned(hot, -LAST_SECTORS)), form(hot))
-            starts = Mux(at_cursor, turned, Mux(last, form(_one_hot(-1 - LAST_SECTORS)),
-                                                 form(_one_hot(-1))))
-            fresh = Mux(whole, form(_one_hot(0)),
-                        form(Cat(after == k for k in range(BEAT_SECTORS))))
-            return Mux(start & ~whole, starts, Mux(pending & ~completes, turned, fresh))
+        hot_next = Signal.like(hot)
+        m.d.comb += hot_next.eq(hot)
         with m.If(step):
-            at_next = self._at_next(coming, hot, start & ~whole, at_cursor, whole, after)
-            m.d.sync += [at_reg.eq(at_next), at_not.eq(~at_next)]
-            m.d.sync += [hot.eq(next_code(lambda code: code)), below.eq(next_code(_thermometer)),
+            m.d.sync += [at_reg.eq(self._at_next(coming, hot, start & ~whole, at_cursor, whole,
+                                                 after))]
+            m.d.sync += [hot.eq(hot_next),
+                         below.eq(Cat(C(0, 1), *(hot_next[:BEAT_SECTORS - k].any()
+                                                 for k in range(1, BEAT_SECTORS)))),
                          seen.eq(Mux(last, 0, seen | reached))]
             bad = self._count(m, last, seen, cursor, step)
             with m.If(bad):
@@ -226,14 +212,21 @@ class DlUnpack(Component):
                 m.d.sync += [part_msg.eq(start_msg), pending.eq(1),
                              cursor.eq(start_at + BEAT_SECTORS - size),
                              amount.eq(Mux(at_cursor, size_less, size - (BEAT_SECTORS - 1)))]
+                m.d.comb += hot_next.eq(Mux(at_cursor,
+                                            Mux(last, _turned(hot, -LAST_SECTORS), hot),
+                                            Mux(last, _one_hot(-1 - LAST_SECTORS),
+                                                _one_hot(-1))))
             with m.Elif(pending & ~completes):
                 # Only in the last beat: the pending TL flit goes on into the next DL flit.
                 m.d.sync += [cursor.eq(cursor - size), amount.eq(size_less)]
+                m.d.comb += hot_next.eq(Mux(last, _turned(hot, -LAST_SECTORS), hot))
             with m.Else():
                 # Nothing pending: the next decision point follows a whole TL flit at once,
                 # else it is the next half-segment start.
                 m.d.sync += [pending.eq(0), cursor.eq(Mux(whole, 0, after)),
                              amount.eq(Mux(whole, 0, -after))]
+                m.d.comb += hot_next.eq(Mux(whole, 1,
+                                            Cat(after == k for k in range(BEAT_SECTORS))))
             # The sectors received of the pending TL flit (512 enables), as above but from
             # the data path's own copy of the decision.
             opens = start_data & ~(at_cursor_data & hot[0] & ~last)
@@ -276,7 +269,7 @@ class DlUnpack(Component):
                    Mux(at_cursor, (flits & hot).any(), flits[BEAT_SECTORS - 1]),
                    Mux(whole, flits[0], flits.bit_select(after, 1)))
 
-    def _decide(self, m, beat, cursor, ahead, at_not):
+    def _decide(self, m, beat, cursor, ahead):
         """Where a TL flit starts in this beat, if one does: ``(start, start_at, whether that
         is the cursor, its message bits, the decision points reached (2 bits per segment:
         first, second half), the cursor in the next beat when none starts)``.
@@ -286,18 +279,13 @@ class DlUnpack(Component):
         143 in beat 8) is the next one. What the segment headers say of each sector of the
         beat (whether its half segment announces a TL flit, and the message bits) is read from
         registers, written while the beat before was taken (the same DL flit's headers); beat
-        0 lies in segment 0's first half, whose header bits it reads directly. After the first
-        beat, whether a TL flit starts at the cursor is ``~at_not``, a register formed while
-        the beat before was taken (read as ``ahead[cursor]`` in the same clock, the placed
-        design's worst path ran from the cursor through that 16-way multiplexer to the next
-        cursor's thermometer code, 10.3 ns); its message bits, off that path, are read at the
-        cursor."""
+        0 lies in segment 0's first half, whose header bits it reads directly."""
         headers = self.i.p.headers
         assert all(segment_of(c) == (0, False) for c in range(BEAT_SECTORS))
         first_beat = beat == 0
         first = Signal()                            # a TL flit at the cursor
         first_msg = Signal(2)
-        m.d.comb += [first.eq(Mux(first_beat, headers[0].flit0, ~at_not)),
+        m.d.comb += [first.eq(Mux(first_beat, headers[0].flit0, ahead[cursor].flit)),
                      first_msg.eq(Mux(first_beat, headers[0].msg0, ahead[cursor].msg))]
         # A later decision point in a beat is its last sector (checked in elaborate).
         second = (_has_inner(beat, cursor < BEAT_SECTORS - 1) & ~first
