@@ -93,9 +93,9 @@ def _nop_ok(wire):
 
 def _link(dut, rng, model, errors, stats, corrupt_nth=None):
     """The channel both ways (:func:`lossy`, :data:`_DELAY` flit times) and the model end's
-    flit times, every 10 clocks; every NOP flit the RTL sends must be the model's. With ``corrupt_nth``, each way's ``corrupt_nth``-th payload
-    flit is corrupted (one bit flipped) whatever the draws: its receiver counts a bad CRC, and
-    its sender replays it."""
+    flit times, every 10 clocks; every NOP flit the RTL sends must be the model's. With
+    ``corrupt_nth``, each way's ``corrupt_nth``-th payload flit is corrupted (one bit flipped)
+    whatever the draws: its receiver counts a bad CRC, and its sender replays it."""
     to_model = collections.deque()                  # (due clock, flit)
     payloads = collections.Counter()                # payload flits so far, by way
 

@@ -69,8 +69,8 @@ class UalinkDl(ConfiguredComponent):
 
     Latency (no errors, empty queues): a TL flit is on ``phy_out`` within about 50 clocks
     (its DL flit's 10 beats, the wire order's 11, the CRC's 11, registers, the skid buffer
-    after the packer and TxReplay's read), and out of ``tl_out`` about 28 clocks after its DL flit's last
-    beat arrives (with the skid buffer before the unpacker). An Ack or Replay
+    after the packer and TxReplay's read), and out of ``tl_out`` about 28 clocks after its DL
+    flit's last beat arrives (with the skid buffer before the unpacker). An Ack or Replay
     Request received acts on the transmitter's flits that start from 3 clocks after the
     receiver takes the flit that carries it (a register between the two halves, the
     transmitter's choice made a clock ahead) [ours]. Throughput: a DL flit every 10 clocks

@@ -194,7 +194,7 @@ class DlUnpack(Component):
                          below.eq(Cat(C(0, 1), *(hot_next[:BEAT_SECTORS - k].any()
                                                  for k in range(1, BEAT_SECTORS)))),
                          seen.eq(Mux(last, 0, seen | reached))]
-            bad = self._count(m, last, seen, cursor, step)
+            bad = self._malformed(m, last, seen, cursor, step)
             with m.If(bad):
                 m.d.sync += [contained.eq(1), self.fault.eq(1)]
             # ``o`` is free when a beat is taken: it is loaded at every beat, a TL flit or not,
@@ -318,13 +318,13 @@ class DlUnpack(Component):
         ]
         return first, start
 
-    def _count(self, m, last, seen, cursor, step):
-        """Whether the DL flit is malformed: at the last beat, a TL flit announced where no decision point was
-        reached (``seen`` before it, or the last beat's own, from ``cursor``), or DLAltSector
-        set. What the headers announce is registered while the beats before are taken (the same
-        DL flit's headers). The last beat has no decision point after its cursor, so what it
-        reaches needs no header (not the decision's ``first``): the verdict is a few levels of
-        logic from registers."""
+    def _malformed(self, m, last, seen, cursor, step):
+        """Whether the DL flit is malformed: at the last beat, a TL flit announced where no
+        decision point was reached (``seen`` before it, or the last beat's own, from
+        ``cursor``), or DLAltSector set. What the headers announce is registered while the
+        beats before are taken (the same DL flit's headers). The last beat has no decision
+        point after its cursor, so what it reaches needs no header (not the decision's
+        ``first``): the verdict is a few levels of logic from registers."""
         headers = self.i.p.headers
         announced, alt = Signal(2 * SEGMENTS), Signal()
         with m.If(step):

@@ -5,7 +5,7 @@ Requests received, flit headers [UALink 1.0 §6.6]."""
 from types import SimpleNamespace
 
 from amaranth import C, Module, Mux, Signal
-from amaranth.lib import enum
+from amaranth.lib import data, enum
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
@@ -41,6 +41,9 @@ __all__ = ["LlrTx", "ReplaySource"]
 
 #: Where the flit header sits in the last beat, in bits [ours: the logical layout].
 _FH_LSB = last_beat_layout["header"].offset
+#: What travels beside a beat read from TxReplay (:meth:`LlrTx._output`): whether it is one,
+#: whether its flit is a NOP (zeroed), its ``last``, and the flit header of a last beat.
+_stage = data.StructLayout({"valid": 1, "zero": 1, "last": 1, "fh": FH_BYTES * 8})
 #: [§6.6.6.3] The validity windows of Acks and Replay Requests.
 _WINDOW = 256
 
@@ -314,16 +317,13 @@ class LlrTx(ConfiguredComponent):
         three stages move together whenever ``o`` moves (``advance``); a clock with no beat
         (``step`` low) moves an empty one. ``empty`` is kept as ``~o.valid``."""
         addr = Signal.like(address)
-        beat = [SimpleNamespace(valid=Signal(), zero=Signal(), last=Signal(),
-                                fh=Signal(FH_BYTES * 8)) for _ in range(3)]
+        beat = [Signal(_stage, name=f"stage{k}") for k in range(3)]
         with m.If(advance):
             m.d.sync += [addr.eq(address), beat[0].valid.eq(step),
                          beat[0].zero.eq(now == ReplaySource.NOP), beat[0].last.eq(last),
-                         beat[0].fh.eq(Mux(last, header, 0))]
-            for stage, before in zip(beat[1:], beat):
-                m.d.sync += [getattr(stage, f).eq(getattr(before, f))
-                             for f in ("valid", "zero", "last", "fh")]
-            m.d.sync += empty.eq(~beat[1].valid)
+                         beat[0].fh.eq(Mux(last, header, 0)),
+                         *(stage.eq(before) for stage, before in zip(beat[1:], beat)),
+                         empty.eq(~beat[1].valid)]
         o = beat[2]
         # The header's bytes are zero in every stored beat.
         m.d.comb += [
