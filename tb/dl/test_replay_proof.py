@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Link-level replay of the DL [UALink 1.0 §6.6]: two proofs, for every input sequence of any
+"""Link-level replay of the DL [UALink 1.0 §6.6]: three proofs, for every input sequence of any
 length, by k-induction with SymbiYosys (:func:`sim.prove.prove_sby`).
 
 **1. TxReplay occupancy** (:class:`scaleup_ip.dl.llr.tx.LlrTx`, ``replay_depth`` in
@@ -14,7 +14,7 @@ frees, an Ack being taken when its ackReqSeq lies from the last acknowledged fli
 sent (Figure 6-19), never for ackReqSeq 0 (a malformed command, §6.6.6.3: LlrRx drops it, and an
 Ack with 0 that came anyway must change nothing). One assumption: no Replay Request carries
 ackReqSeq 0 (LlrRx is the only source of ``ingress``). Invariants: the harness's
-Tx_last_seq (and the two numbers after it, which LlrTx keeps as registers) and Rx_last_ack
+Tx_last_seq (and the three numbers after it, which LlrTx keeps as registers) and Rx_last_ack
 equal LlrTx's (and are 1 .. 511, their distance the count); the body beats taken of the flit
 under way equal LlrTx's beat while it sends a packer flit, and that flit had room.
 TxReplay's 512-bit RAM is outside the asserts' cone of influence and Yosys drops it: the
@@ -25,6 +25,16 @@ an Ack 255 or 256 ahead of Tx_last_seq while 0 or 1 flits were unacknowledged (t
 overlap then): 256 flits counted as unacknowledged and the TxReplay head moved by 511 mod
 ``replay_depth`` once the next real Ack came. LlrTx now takes Acks only up to Tx_last_seq
 (``rtl/scaleup_ip/dl/README.md``, "Ack window").
+
+**1b. The replay's places** (``test_replay_place_proof``, the occupancy harness at
+``replay_depth`` 2 with more invariants). LlrTx keeps where the replay is, and the flit after
+the one it sends, as distances back from Tx_last_seq + 2 (mod 511), and the oldest flit's as
+``span``, so that choosing the next flit compares registers only. For every input sequence,
+each such distance is the sequence numbers' (and a Replay Request's, from the clock it is
+checked), and the three cyclic intervals read from them (oldest .. Tx_last_seq, .. + 1,
+.. + 2) are those of the sequence numbers. Mutants failing it: the last interval ending one
+number early, a Replay Request's distance not moved by a flit ending in the clock it is
+checked. About 18 s.
 
 **2. In-order delivery** (:class:`scaleup_ip.dl.llr.rx.LlrRx`). Every payload flit LlrRx delivers on
 ``o`` is the next one the transmitter sent: each beat carries the flit's true sequence number
@@ -128,10 +138,11 @@ RX_DEPTH = 1
 
 class _Occupancy(Elaboratable):
     """LlrTx with free inputs, the harness's count of the payload flits taken and not yet
-    acknowledged, the property and the invariants; ``deaf``: the count ignores Acks."""
+    acknowledged, the property and the invariants; ``deaf``: the count ignores Acks;
+    ``places``: also the replay's places (:meth:`_places`)."""
 
-    def __init__(self, replay_depth, invariants=True, deaf=False):
-        self.invariants, self.deaf = invariants, deaf
+    def __init__(self, replay_depth, invariants=True, deaf=False, places=False):
+        self.invariants, self.deaf, self.places = invariants, deaf, places
         self.dut = LlrTx(DlConfig(replay_depth=replay_depth))
         self.window = min(replay_depth, MAX_UNACKED)
 
@@ -181,6 +192,8 @@ class _Occupancy(Elaboratable):
                 Assert(st.st.last_seq == last_seq, "i: Tx_last_seq"),
                 Assert(st.st.last_seq_1 == seq_next(last_seq), "i: Tx_last_seq + 1"),
                 Assert(st.st.last_seq_2 == seq_next(seq_next(last_seq)), "i: Tx_last_seq + 2"),
+                Assert(st.st.last_seq_3 == seq_next(seq_next(seq_next(last_seq))),
+                       "i: Tx_last_seq + 3"),
                 Assert(st.st.last_ack == last_ack, "i: Rx_last_ack"),
                 Assert(beats == Mux(new_flit, st.beat, 0), "i: body beats in step"),
                 Assert(st.beat < BEATS_PER_FLIT, "i: the beat count in range"),
@@ -188,6 +201,40 @@ class _Occupancy(Elaboratable):
                 Assert(st.last == (st.beat == BEATS_PER_FLIT - 1), "i: the last beat's flag"),
                 Assert(~new_flit | (count < window), "i: a body flit under way has room"),
             ]
+        if self.places:
+            m.d.comb += self._places(st, last_seq, last_ack, count)
+        return m
+
+    @staticmethod
+    def _places(st, last_seq, last_ack, count):
+        """The replay's places as LlrTx keeps them (distances back from Tx_last_seq + 2, and
+        the oldest's, ``span``) say what the cyclic intervals of sequence numbers say."""
+        def within(seq, first, last):
+            return Mux(first <= last, (seq >= first) & (seq <= last),
+                       (seq >= first) | (seq <= last))
+        oldest = seq_next(last_ack)
+        last_1 = seq_next(last_seq)
+        back = {"the replay's place": (st.st.replay_seq, st.st.replay_q),
+                "the flit after": (st.after.seq, st.after.q),
+                "the choice": (st.ready.seq, st.ready.q)}
+        asserts = [
+            Assert(st.st.oldest == oldest, "i: the oldest flit"),
+            Assert(st.st.span == count + 1, "i: the oldest's distance back"),
+            Assert(st.after.seq == seq_next(st.seq), "i: the flit after"),
+            Assert((st.st.taken_seq == 0)
+                   | (st.st.taken_q == seq_diff(st.st.last_seq_2, st.st.taken_seq)),
+                   "i: a Replay Request's distance back"),
+            *(Assert((seq != 0) & (q == seq_diff(st.st.last_seq_2, seq)), f"i: {what} back")
+              for what, (seq, q) in back.items()),
+        ]
+        for seq, inside, after_last, among in st.st.places:
+            asserts += [
+                Assert(inside == within(seq, oldest, seq_next(last_1)), "place: to +2"),
+                Assert(after_last == within(seq, oldest, last_1), "place: to +1"),
+                Assert(among == ((count != 0) & within(seq, oldest, last_seq)),
+                       "place: to Tx_last_seq"),
+            ]
+        return asserts
         return m
 
 
@@ -196,6 +243,15 @@ def test_occupancy_proof(tmp_path, replay_depth):
     """For every input sequence: TxReplay holds exactly the payload flits sent and not
     acknowledged, never more than its window, and takes no body beat when full."""
     proof = _Occupancy(replay_depth)
+    proved, log = prove_sby(proof, proof.inputs(), tmp_path, TX_DEPTH)
+    assert proved, log[-3000:]
+
+
+def test_replay_place_proof(tmp_path):
+    """For every input sequence: the distances back that LlrTx keeps for the replay's places
+    give the same cyclic intervals as the sequence numbers (TxReplay of 2 flits; the places
+    do not depend on its size)."""
+    proof = _Occupancy(2, places=True)
     proved, log = prove_sby(proof, proof.inputs(), tmp_path, TX_DEPTH)
     assert proved, log[-3000:]
 

@@ -193,16 +193,18 @@ class LlrTx(ConfiguredComponent):
         done = moving & last & ((src != ReplaySource.NEW) | self.body.valid)
         header = self._schedule(m, st, done, src, seq, self.body.p.payload)
         # The flit after a replayed one: its sequence number and slot.
-        after = SimpleNamespace(seq=Signal(SEQ_BITS), slot=Signal(range(cfg.replay_depth)))
+        after = SimpleNamespace(seq=Signal(SEQ_BITS, init=1), q=Signal(SEQ_BITS, init=1),
+                                slot=Signal(range(cfg.replay_depth)))
         with m.If(step):
             m.d.sync += addr.eq(address + 1)
             with m.If(first):
                 m.d.sync += [src.eq(choice), seq.eq(ready.seq),
-                             after.seq.eq(seq_next(ready.seq)),
+                             after.seq.eq(seq_next(ready.seq)), after.q.eq(_fwd(ready.q)),
                              after.slot.eq(_wrap(ready.slot + 1, cfg.replay_depth))]
         self._output(m, ram, step, advance, empty, address, now, last, header)
         # A read-only view of the state, for the proof (tb/dl/test_replay_proof.py).
-        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first, last=last)
+        self.state = SimpleNamespace(st=st, beat=beat, src=src, first=first, last=last,
+                                     seq=seq, after=after, ready=ready)
         self._choose(m, st, ready, done, ~first, src, after)
         self._ingress(m, st, start, ready)
         self._timer(m, st, done)
@@ -231,19 +233,29 @@ class LlrTx(ConfiguredComponent):
         # The replay's place among the unacknowledged flits, oldest .. Tx_last_seq (one more
         # when a packer flit ends now): among them, a flit is left; just past them, the
         # replay is done; beyond, it was acknowledged meanwhile [ours] and goes on from the
-        # oldest. Each a cyclic interval from the oldest to Tx_last_seq or one or two after
-        # it (kept as registers), for both places the replay may be at, side by side.
-        def place(seq):
-            after_last = _within(seq, st.oldest, st.last_seq_1)
-            acked = Mux(new, ~_within(seq, st.oldest, st.last_seq_2), ~after_last)
+        # oldest. Each place is a flit's distance back from Tx_last_seq + 2 (``q``, kept as a
+        # register for both places the replay may be at): 0 and 1 are the two numbers after
+        # Tx_last_seq, and the oldest is ``span`` (= unacked + 1) back, so each cyclic
+        # interval from the oldest is one compare of two registers and a test of q's low
+        # values [ours: no compare waits for another].
+        st.places = []                                # (for the proof)
+        def place(seq, q):
+            inside = q <= st.span                     # oldest .. Tx_last_seq + 2
+            after_last = inside & (q != 0)            # oldest .. Tx_last_seq + 1
+            among = after_last & (q != 1)             # oldest .. Tx_last_seq
+            st.places.append((seq, inside, after_last, among))
+            acked = Mux(new, ~inside, ~after_last)
             left = Mux(new, acked | after_last,
-                       Mux(acked, st.unacked != 0,
-                           (st.unacked != 0) & _within(seq, st.oldest, st.last_seq)))
+                       Mux(acked, st.unacked != 0, (st.unacked != 0) & among))
             return acked, left
-        acked_moved, left_moved = place(after.seq)
-        acked_still, left_still = place(st.replay_seq)
+        acked_moved, left_moved = place(after.seq, after.q)
+        acked_still, left_still = place(st.replay_seq, st.replay_q)
         acked = Mux(moved, acked_moved, acked_still)
         more = st.replay & Mux(moved, left_moved, left_still)
+        # ready.seq's distance back, from Tx_last_seq + 2 as it will be in the next clock
+        # (which a packer's flit ending now moves on; never while a replayed flit ends).
+        q = Mux(acked, Mux(st.new, st.span + 1, st.span),
+                Mux(moved, after.q, Mux(st.new, _back(st.replay_q), st.replay_q)))
         plus = st.unacked + 1
         room = Mux(new, (plus < cfg.replay_depth) & (plus < MAX_UNACKED),
                    (st.unacked < cfg.replay_depth) & (st.unacked < MAX_UNACKED))
@@ -254,6 +266,7 @@ class LlrTx(ConfiguredComponent):
             ready.room.eq(room),
             ready.slot.eq(Mux(acked, st.head, Mux(moved, after.slot, st.replay_slot))),
             ready.seq.eq(Mux(acked, st.oldest, Mux(moved, after.seq, st.replay_seq))),
+            ready.q.eq(q),
             ready.replay_base.eq(Mux(acked, _times_beats(st.head),
                                      Mux(moved, _times_beats(after.slot),
                                          _times_beats(st.replay_slot)))),
@@ -262,8 +275,9 @@ class LlrTx(ConfiguredComponent):
         with m.If(st.new):
             m.d.sync += [st.tail.eq(st.tail_on),
                          st.tail_on.eq(_wrap(st.tail_on + 1, cfg.replay_depth))]
+            m.d.sync += [st.replay_q.eq(_back(st.replay_q)), after.q.eq(_back(after.q))]
         with m.If(done & (src == ReplaySource.REPLAY) & ~st.restarted):     # as Tx_replay_seq
-            m.d.sync += st.replay_slot.eq(after.slot)
+            m.d.sync += [st.replay_slot.eq(after.slot), st.replay_q.eq(after.q)]
 
     def _schedule(self, m, st, done, src, seq, packed):
         """The flit header, decided at its last beat (of a flit from ``src``) [§6.6.6.7]; the
@@ -301,7 +315,8 @@ class LlrTx(ConfiguredComponent):
                 m.d.sync += [st.requests.eq(st.requests - 1), st.request_seq.eq(ask_seq)]
             with m.If((src == ReplaySource.NEW) & packed):
                 m.d.sync += [st.last_seq.eq(flit_seq), st.last_seq_1.eq(st.last_seq_2),
-                             st.last_seq_2.eq(seq_next(st.last_seq_2))]
+                             st.last_seq_2.eq(st.last_seq_3),
+                             st.last_seq_3.eq(seq_next(st.last_seq_3))]
             with m.If(replayed & ~st.restarted):
                 m.d.sync += st.replay_seq.eq(seq_next(seq))
         with m.If(self.request):                    # after the ask above: a new request wins
@@ -363,9 +378,13 @@ class LlrTx(ConfiguredComponent):
         ask_ok = ask & (offset <= _WINDOW) & in_buffer
         taken_seq = Signal(SEQ_BITS, name="replay_request_seq")
         taken_slot = Signal(range(cfg.replay_depth), name="replay_request_slot")
+        taken_q = Signal(SEQ_BITS, init=2, name="replay_request_q")   # back from Tx_last_seq + 2
+        st.taken_seq, st.taken_q = taken_seq, taken_q
         # The slot of flit ``seq`` when it is in TxReplay (else the replay goes from the
         # oldest, :meth:`_choose`); an Ack taken meanwhile moves the head, not the flit.
         m.d.sync += [taken.eq(ask_ok), taken_seq.eq(seq),
+                     taken_q.eq(Mux(st.new, seq_diff(st.last_seq_3, seq),
+                                    seq_diff(st.last_seq_2, seq))),
                      taken_slot.eq(_wrap(st.head + offset[:len(st.head) + 1],
                                          cfg.replay_depth))]
         st.ack_error = is_ack & ~ack_ok
@@ -375,8 +394,12 @@ class LlrTx(ConfiguredComponent):
         # then counted from Tx_last_seq + 1, a register, so the compares and subtractions all
         # start from registers and only the last two muxes wait for them [ours].
         left_on = seq_diff(st.last_seq_1, seq)
-        m.d.sync += st.unacked.eq(Mux(ack_ok, Mux(st.new, left_on, left),
-                                      Mux(st.new, st.unacked + 1, st.unacked)))
+        m.d.sync += [
+            st.unacked.eq(Mux(ack_ok, Mux(st.new, left_on, left),
+                              Mux(st.new, st.unacked + 1, st.unacked))),
+            st.span.eq(Mux(ack_ok, Mux(st.new, seq_diff(st.last_seq_2, seq), left_on),
+                           Mux(st.new, st.span + 1, st.span))),
+        ]
         # A request taken in the clock before a flit starts came after its choice.
         asked_before = Signal()
         m.d.sync += asked_before.eq(taken)
@@ -395,6 +418,7 @@ class LlrTx(ConfiguredComponent):
         with m.If(taken):
             m.d.sync += [st.replay.eq(1), st.first_replay.eq(1), st.ignore.eq(REPLAY_IGNORE),
                          st.replay_seq.eq(taken_seq), st.restarted.eq(1),
+                         st.replay_q.eq(Mux(st.new, _back(taken_q), taken_q)),
                          st.replay_slot.eq(taken_slot)]
         st.asked_replay = taken
 
@@ -437,6 +461,7 @@ class _State:
         self.last_seq = Signal(SEQ_BITS, init=SEQ_MODULUS, name="tx_last_seq")
         self.last_seq_1 = Signal(SEQ_BITS, init=1, name="tx_last_seq_1")     # ... + 1
         self.last_seq_2 = Signal(SEQ_BITS, init=2, name="tx_last_seq_2")     # ... + 2
+        self.last_seq_3 = Signal(SEQ_BITS, init=3, name="tx_last_seq_3")     # ... + 3
         self.last_ack = Signal(SEQ_BITS, init=SEQ_MODULUS, name="rx_last_ack")
         self.head = Signal(range(cfg.replay_depth), name="head")   # slot of last_ack + 1
         self.oldest = Signal(SEQ_BITS, init=1, name="oldest")      # last_ack + 1
@@ -445,10 +470,13 @@ class _State:
                               name="tail_on")                       # ... and the one after
         # Tx_last_seq - Rx_last_ack, kept as a register.
         self.unacked = Signal(range(MAX_UNACKED + 1), name="unacked_flits")
+        self.span = Signal(SEQ_BITS, init=1, name="span")          # ... + 1
         self.replay = Signal(name="tx_replay")
         self.first_replay = Signal(name="tx_first_replay")
-        self.replay_seq = Signal(SEQ_BITS, name="replay_seq")       # the next flit to replay
+        self.replay_seq = Signal(SEQ_BITS, init=1, name="replay_seq")   # the next to replay
         self.replay_slot = Signal(range(cfg.replay_depth), name="replay_slot")  # ... its slot
+        # ... and its distance back from Tx_last_seq + 2 (LlrTx._choose)
+        self.replay_q = Signal(SEQ_BITS, init=1, name="replay_q")
         self.restarted = Signal(name="replay_restarted")    # a request came during this flit
         self.explicit = Signal(range(EXPLICIT_EVERY + 1), init=EXPLICIT_EVERY,
                                name="tx_explicit_count")
@@ -467,7 +495,8 @@ class _Ready:
         self.replay = Signal(name="ready_replay")           # Tx_replay
         self.room = Signal(name="ready_room")               # TxReplay takes a packer flit
         self.slot = Signal(range(cfg.replay_depth), name="ready_slot")  # the replayed flit's
-        self.seq = Signal(SEQ_BITS, name="ready_seq")       # ... and its sequence number
+        self.seq = Signal(SEQ_BITS, init=1, name="ready_seq")   # ... and its sequence number
+        self.q = Signal(SEQ_BITS, init=1, name="ready_q")       # ... back from Tx_last_seq + 2
         self.replay_base = Signal(addresses, name="ready_replay_base")  # its first address
         self.new_base = Signal(addresses, name="ready_new_base")        # a packer flit's
 
@@ -476,6 +505,16 @@ def _within(seq, first, last):
     """Whether sequence number ``seq`` is in the cyclic interval ``first`` .. ``last`` (fewer
     than 511 numbers, ``first`` included): compares, no subtraction."""
     return Mux(first <= last, (seq >= first) & (seq <= last), (seq >= first) | (seq <= last))
+
+
+def _back(q):
+    """A distance back ``q`` (:func:`seq_diff`) once the sequence numbers move on one."""
+    return Mux(q == SEQ_MODULUS - 1, 0, q + 1)[:SEQ_BITS]
+
+
+def _fwd(q):
+    """The distance back of the sequence number after the one ``q`` back."""
+    return Mux(q == 0, SEQ_MODULUS - 1, q - 1)[:SEQ_BITS]
 
 
 def _times_beats(slot):
