@@ -26,6 +26,7 @@ from ..layout import (
     credit_array,
 )
 from ..logic import thermometer
+from ..queue import WindowQueue
 from .compose import (
     RECORDS_AHEAD,
     SCHEDULES_AHEAD,
@@ -53,6 +54,11 @@ __all__ = ["TxFill"]
 _WIDE, _NARROW = 4, 2
 #: Sector counts and positions: up to 8, and a sum of two of them.
 _SECTOR = range(2 * SECTORS_PER_HALF)
+
+
+#: What of a record the emitter decides from (:data:`record_layout` but its half-flit).
+_record_flags = data.StructLayout({name: record_layout[name].shape
+                                   for name in ("msg", "halves", "pace")})
 
 
 def _fits(m, name, req_end, rsp_span):
@@ -238,18 +244,36 @@ class TxFill(wiring.Component):
 
         m.submodules.records = records = SyncFIFO(width=record_layout.size,
                                                   depth=RECORDS_AHEAD + 1)
-        # Written in the clock after a close (from registers), readable in the clock after that.
-        m.submodules.sched_q = sched_q = SyncFIFO(width=schedule_layout.size,
-                                                  depth=SCHEDULES_AHEAD)
+        # The records' flags again, in a queue whose head is a register: what the emitter
+        # decides from (whether a record is there, a message, its data half-flits, pacing)
+        # leaves a flop, not the record queue's distributed RAM [ours].
+        m.submodules.record_flags = flags = WindowQueue(_record_flags, RECORDS_AHEAD + 1, 1)
+        # Written in the clock after a close (from registers), readable in the clock after that;
+        # its head is a register, which the data sequencer decides from [ours]. Room is
+        # counted here (``sched_room``, a register), so no handshake of the sequencer reaches
+        # the close.
+        m.submodules.sched_q = sched_q = WindowQueue(schedule_layout, SCHEDULES_AHEAD, 1)
+        sched_level = Signal(range(SCHEDULES_AHEAD + 1))
+        sched_room = Signal(init=1)
+        sched_in, sched_out = Signal(), Signal()
+        m.d.comb += [sched_in.eq(sched_q.i.valid),
+                     sched_out.eq(self.schedule.valid & self.schedule.ready)]
+        with m.If(sched_in & ~sched_out):
+            m.d.sync += [sched_level.eq(sched_level + 1),
+                         sched_room.eq(sched_level != SCHEDULES_AHEAD - 1)]
+        with m.Elif(sched_out & ~sched_in):
+            m.d.sync += [sched_level.eq(sched_level - 1), sched_room.eq(1)]
         run = Signal()
         want = Signal()                  # the emitter's, registered
         m.d.sync += want.eq(self.want)
         m.d.comb += [
-            run.eq(want & init & (records.level < RECORDS_AHEAD) & sched_q.w_rdy),
-            self.record.valid.eq(records.r_rdy), self.record.payload.eq(records.r_data),
-            records.r_en.eq(self.record.ready),
-            self.schedule.valid.eq(sched_q.r_rdy), self.schedule.payload.eq(sched_q.r_data),
-            sched_q.r_en.eq(self.schedule.ready),
+            run.eq(want & init & (records.level < RECORDS_AHEAD) & sched_room),
+            self.record.valid.eq(flags.count != 0), self.record.payload.eq(records.r_data),
+            *(getattr(self.record.payload, name).eq(getattr(flags.entries[0], name))
+              for name in _record_flags.members),
+            records.r_en.eq(self.record.ready), flags.pop.eq(self.record.ready & self.record.valid),
+            self.schedule.valid.eq(sched_q.count != 0),
+            self.schedule.payload.eq(sched_q.entries[0]), sched_q.pop.eq(sched_out),
         ]
 
         # The round.
@@ -277,7 +301,7 @@ class TxFill(wiring.Component):
                       & (~req_ok | fit_both)),
             self.req.ready.eq(req_ok), self.rsp.ready.eq(rsp_ok),
             msg.eq(self.give_init & ~init & ~fc_pending & ~swap),
-            close.eq(want & ~closed & (records.level < RECORDS_AHEAD) & sched_q.w_rdy
+            close.eq(want & ~closed & (records.level < RECORDS_AHEAD) & sched_room
                      & ~req_ok & ~rsp_ok
                      & (msg | swap | (req.n != 0) | (rsp.n != 0) | fc_pending)),
         ]
@@ -402,8 +426,11 @@ class TxFill(wiring.Component):
             rec.msg.eq(closed_msg), rec.halves.eq(Mux(closed_msg, 0, closed_halves)),
             rec.half.eq(Mux(closed_msg, MsgType.CREDIT_INIT_DONE.value, half)),
             records.w_data.eq(rec), records.w_en.eq(closed),
-            sched_q.w_data.eq(closed_sched),
-            sched_q.w_en.eq(closed & ~closed_msg & (closed_halves != 0)),
+            flags.i.valid.eq(closed),
+            *(getattr(flags.i.payload, name).eq(getattr(rec, name))
+              for name in _record_flags.members),
+            sched_q.i.payload.eq(closed_sched),
+            sched_q.i.valid.eq(closed & ~closed_msg & (closed_halves != 0)),
         ]
         return m
 

@@ -69,11 +69,13 @@ class HalfAligner(wiring.Component):
         item, ready = skid.o.payload, skid.o.valid
         carry = [Signal(half_layout, name=f"carry{k}") for k in range(2)]
         carried = Signal(range(3))
-        count = Mux(ready, item.count, 0)
-        total = Signal(range(ITEM_HALVES + 3))
+        # ``avail`` = min(2, carried + the oldest item's count), by cases (no adder on the
+        # reader's way to ``take``).
+        one = ready & (item.count == 1)
+        more = ready & (item.count > 1)
         m.d.comb += [
-            total.eq(carried + count),
-            self.avail.eq(Mux(total >= 2, 2, total)),
+            self.avail.eq(Mux((carried == 2) | more | ((carried == 1) & one), 2,
+                              Mux((carried == 1) | one, 1, 0))),
             self.halves[0].eq(Mux(carried != 0, carry[0], item.halves[0])),
             self.halves[1].eq(Mux(carried == 2, carry[1],
                                   Mux(carried == 1, item.halves[0], item.halves[1]))),

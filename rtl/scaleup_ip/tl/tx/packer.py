@@ -7,6 +7,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
+from ...fifo import RamFifo
 from ...skid import SkidBuffer
 from ..layout import (
     CREDIT_BITS,
@@ -117,10 +118,7 @@ class TlTx(ConfiguredComponent):
         m = Module()
         cfg = self._config
         m.submodules.intake = intake = TxIntake()
-        m.submodules.req_data = req_data = SyncFIFOBuffered(
-            width=len(intake.req_beat.payload.as_value()), depth=cfg.tx_data_depth)
-        m.submodules.rsp_data = rsp_data = SyncFIFOBuffered(
-            width=len(intake.rsp_beat.payload.as_value()), depth=cfg.tx_data_depth)
+        beats = {"req": intake.req_beat, "rsp": intake.rsp_beat}
         # The compact composer's records never go direct, so no schedule skips a half-flit.
         m.submodules.seq = seq = DataSequencer(skips=cfg.tx_packer != "compact")
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
@@ -131,16 +129,25 @@ class TlTx(ConfiguredComponent):
         ]
         comp = self._composer(m, intake)
         heads = []
-        for name, fifo, src, dst in (("req", req_data, intake.req_beat, seq.req_data),
-                                     ("rsp", rsp_data, intake.rsp_beat, seq.rsp_data)):
+        for name, src in beats.items():
+            dst = getattr(seq, f"{name}_data")
+            width = len(src.payload.as_value())
+            if cfg.tx_packer == "compact":
+                # No record is sent direct: the queue in block RAM, read through the RAM's
+                # own registers, feeds the sequencer, so nothing follows the block RAM and
+                # its read enables come from registers (a beat readable 3 clocks after it is
+                # written, a clock more than a queue with one output register [ours]).
+                m.submodules[f"{name}_data"] = fifo = RamFifo(width, cfg.tx_data_depth,
+                                                              block_ram=True)
+                m.d.comb += [fifo.w_data.eq(src.payload), fifo.w_en.eq(src.valid),
+                             fifo.w_commit.eq(1), src.ready.eq(fifo.w_rdy),
+                             dst.payload.eq(fifo.r.payload), dst.valid.eq(fifo.r.valid),
+                             fifo.r.ready.eq(dst.ready)]
+                continue
+            m.submodules[f"{name}_data"] = fifo = SyncFIFOBuffered(width=width,
+                                                                   depth=cfg.tx_data_depth)
             m.d.comb += [fifo.w_data.eq(src.payload), fifo.w_en.eq(src.valid),
                          src.ready.eq(fifo.w_rdy)]
-            if cfg.tx_packer == "compact":
-                # No record is sent direct, so the FIFO's own output register feeds the
-                # sequencer.
-                m.d.comb += [dst.payload.eq(fifo.r_data), dst.valid.eq(fifo.r_rdy),
-                             fifo.r_en.eq(dst.ready)]
-                continue
             # A register stage between each data queue's block RAM and the sequencer: the
             # emitter's choice never reaches the RAM's read port in the same clock.
             m.submodules[f"{name}_skid"] = skid = SkidBuffer(src.payload.shape())
@@ -242,6 +249,10 @@ class TlTx(ConfiguredComponent):
         record. The data half-flits come ready-made from ``seq``; the choice depends on
         registers (``owed``, the record queue) and on how many half-flits ``seq`` has."""
         owed = Signal(7)
+        # ``owed >= 2`` from its bits (a compare with a constant need not be a carry chain
+        # on the way to ``take``).
+        many = Signal()
+        m.d.comb += many.eq(owed[1:] != 0)
         record = comp.record
         rec, has = record.payload, record.valid
         halves = rec.halves
@@ -262,7 +273,7 @@ class TlTx(ConfiguredComponent):
         go = Signal()
         pacing = Signal()                # the next flit is the pacing flit of the last record
         first = self._first_half(m, comp.first_req, heads)
-        with m.If(owed >= 2):
+        with m.If(many):
             m.d.comb += [
                 emit.eq(seq.avail == 2), seq.take.eq(Mux(go, 2, 0)),
                 nxt.data[0].eq(seq.halves[0].data), nxt.data[1].eq(seq.halves[1].data),
@@ -297,7 +308,7 @@ class TlTx(ConfiguredComponent):
         placed = Signal()
         m.d.comb += [go.eq(load & emit), placed.eq(go & control),
                      comp.skip.eq(placed & (owed == 0) & comp.direct & (halves != 0))]
-        with m.If(control & (owed <= 1)):
+        with m.If(control & ~many):
             m.d.comb += seq.take.eq(Mux(go & ((owed == 1) | ((halves != 0) & ~comp.direct)),
                                         1, 0))
         with m.If(placed):
@@ -307,7 +318,7 @@ class TlTx(ConfiguredComponent):
         with m.If(load):
             m.d.sync += [self.flit.valid.eq(emit), self.flit.payload.eq(nxt)]
         with m.If(go):
-            with m.If(owed >= 2):
+            with m.If(many):
                 m.d.sync += owed.eq(owed - 2)
             with m.Elif(control & (owed == 0)):
                 m.d.sync += owed.eq(Mux(halves != 0, halves - 1, 0))
