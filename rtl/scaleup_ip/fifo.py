@@ -92,7 +92,7 @@ class RamFifo(wiring.Component):
             self._block(m, wp, w, r, valid, rdy)
         else:
             m.d.comb += self.kept.eq(w)
-            _count(m, w, r, self.level, self._depth, nonzero=valid, notfull=rdy)
+            count_level(m, w, r, self.level, self._depth, nonzero=valid, notfull=rdy)
             self._lut(m, wp, r)
         return m
 
@@ -120,14 +120,14 @@ class RamFifo(wiring.Component):
             m.d.sync += second.eq(first)
         with m.If(fetch):
             m.d.sync += fp.eq(_next(fp, depth))
-        _count(m, w, fetch, unfetched, depth, nonzero=avail)
-        _count(m, w, r, stored, depth, notfull=rdy)
+        count_level(m, w, fetch, unfetched, depth, nonzero=avail)
+        count_level(m, w, r, stored, depth, notfull=rdy)
         # Counted as readable from three clocks after it is kept (``kept`` two clocks after):
         # then it is in the second register, or will be when those before it have left, one
         # clock each (the first register fills ahead whenever it is free).
         late = Signal()
         m.d.sync += [late.eq(w), self.kept.eq(late)]
-        _count(m, self.kept, r, self.level, depth, nonzero=valid)
+        count_level(m, self.kept, r, self.level, depth, nonzero=valid)
 
     def _lut(self, m, wp, r):
         """Distributed RAM: written from a register a clock later, read without a clock."""
@@ -156,7 +156,7 @@ class RamFifo(wiring.Component):
         ]
 
 
-def _count(m, up, down, count, depth, *, nonzero=None, notfull=None):
+def count_level(m, up, down, count, depth, *, nonzero=None, notfull=None):
     """``count`` (of at most ``depth``) grows by ``up`` and drops by ``down`` each clock, with
     the flags ``count != 0`` (``nonzero``) and ``count != depth`` (``notfull``) kept beside
     it as registers. ``up`` is never set when ``count`` is ``depth``."""

@@ -15,7 +15,8 @@ sent (Figure 6-19), never for ackReqSeq 0 (a malformed command, §6.6.6.3: LlrRx
 Ack with 0 that came anyway must change nothing). One assumption: no Replay Request carries
 ackReqSeq 0 (LlrRx is the only source of ``ingress``). Invariants: the harness's
 Tx_last_seq (and the three numbers after it, which LlrTx keeps as registers) and Rx_last_ack
-equal LlrTx's (and are 1 .. 511, their distance the count); the body beats taken of the flit
+equal LlrTx's (and are 1 .. 511, their distance the count, LlrTx's ``span`` the count plus
+one); the body beats taken of the flit
 under way equal LlrTx's beat while it sends a packer flit, and that flit had room.
 TxReplay's 512-bit RAM is outside the asserts' cone of influence and Yosys drops it: the
 proof takes about 2 s at ``replay_depth`` 1 or 2, 11 s at 255.
@@ -195,6 +196,7 @@ class _Occupancy(Elaboratable):
                 Assert(st.st.last_seq_3 == seq_next(seq_next(seq_next(last_seq))),
                        "i: Tx_last_seq + 3"),
                 Assert(st.st.last_ack == last_ack, "i: Rx_last_ack"),
+                Assert(st.st.span == count + 1, "i: the count plus one (LlrTx's span)"),
                 Assert(beats == Mux(new_flit, st.beat, 0), "i: body beats in step"),
                 Assert(st.beat < BEATS_PER_FLIT, "i: the beat count in range"),
                 Assert(st.first == (st.beat == 0), "i: the first beat's flag"),
@@ -219,7 +221,6 @@ class _Occupancy(Elaboratable):
                 "the choice": (st.ready.seq, st.ready.q)}
         asserts = [
             Assert(st.st.oldest == oldest, "i: the oldest flit"),
-            Assert(st.st.span == count + 1, "i: the oldest's distance back"),
             Assert(st.after.seq == seq_next(st.seq), "i: the flit after"),
             Assert((st.st.taken_seq == 0)
                    | (st.st.taken_q == seq_diff(st.st.last_seq_2, st.st.taken_seq)),

@@ -145,7 +145,7 @@ class DlUnpack(Component):
         hot = Signal(BEAT_SECTORS, init=1)          # the cursor one-hot, for the data path
         # Sector k of the beat is of the pending TL flit when k < 16 - cursor (bit k; bit 0
         # unused): a thermometer code of the cursor, written with ``hot``.
-        below = Signal(BEAT_SECTORS, init=(1 << BEAT_SECTORS) - 1)
+        below = Signal(BEAT_SECTORS, init=(1 << BEAT_SECTORS) - 2)     # cursor 0's
         pending = Signal()                          # a TL flit is under way: it has its
                                                     # sectors 0 .. 15 - cursor
         part = Signal(sector_array)                 # ... here
@@ -198,7 +198,7 @@ class DlUnpack(Component):
         # signal (``keep``): without, the LUT mapper built about 4.8 k LUT4 more; with it,
         # 2.6 k more than forming it after the choice, for the clock (docs/figures.md).
         below_next = Signal.like(below, attrs={"keep": 1})
-        kept = Mux(last, _thermo(_turned(hot, -LAST_SECTORS)), Cat(C(0, 1), below[1:]))
+        kept = Mux(last, _thermo(_turned(hot, -LAST_SECTORS)), below)
         m.d.comb += below_next.eq(below)
         with m.If(step):
             m.d.sync += [at_reg.eq(self._at_next(coming, hot, start & ~whole, at_cursor, whole,

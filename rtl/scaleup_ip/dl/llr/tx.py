@@ -256,7 +256,7 @@ class LlrTx(ConfiguredComponent):
         # (which a packer's flit ending now moves on; never while a replayed flit ends).
         q = Mux(acked, Mux(st.new, st.span + 1, st.span),
                 Mux(moved, after.q, Mux(st.new, _back(st.replay_q), st.replay_q)))
-        plus = st.unacked + 1
+        plus = st.span                                # unacked + 1
         room = Mux(new, (plus < cfg.replay_depth) & (plus < MAX_UNACKED),
                    (st.unacked < cfg.replay_depth) & (st.unacked < MAX_UNACKED))
         m.d.sync += [
@@ -396,7 +396,7 @@ class LlrTx(ConfiguredComponent):
         left_on = seq_diff(st.last_seq_1, seq)
         m.d.sync += [
             st.unacked.eq(Mux(ack_ok, Mux(st.new, left_on, left),
-                              Mux(st.new, st.unacked + 1, st.unacked))),
+                              Mux(st.new, st.span, st.unacked))),
             st.span.eq(Mux(ack_ok, Mux(st.new, seq_diff(st.last_seq_2, seq), left_on),
                            Mux(st.new, st.span + 1, st.span))),
         ]

@@ -10,6 +10,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In
 
+from ...fifo import count_level
 from ..layout import (
     CREDIT_BITS,
     FAIR_LEAD_LIMIT,
@@ -242,11 +243,11 @@ class TxFill(wiring.Component):
         allow_req = Signal(init=1)
         allow_rsp = Signal(init=1)
 
-        m.submodules.records = records = SyncFIFO(width=record_layout.size,
+        # A record's control half-flit waits in distributed RAM, its flags beside it in a queue
+        # whose head is a register: what the emitter decides from (whether a record is there,
+        # a message, its data half-flits, pacing) leaves a flop [ours].
+        m.submodules.records = records = SyncFIFO(width=record_layout["half"].shape.size,
                                                   depth=RECORDS_AHEAD + 1)
-        # The records' flags again, in a queue whose head is a register: what the emitter
-        # decides from (whether a record is there, a message, its data half-flits, pacing)
-        # leaves a flop, not the record queue's distributed RAM [ours].
         m.submodules.record_flags = flags = WindowQueue(_record_flags, RECORDS_AHEAD + 1, 1)
         # Written in the clock after a close (from registers), readable in the clock after that;
         # its head is a register, which the data sequencer decides from [ours]. Room is
@@ -255,20 +256,16 @@ class TxFill(wiring.Component):
         m.submodules.sched_q = sched_q = WindowQueue(schedule_layout, SCHEDULES_AHEAD, 1)
         sched_level = Signal(range(SCHEDULES_AHEAD + 1))
         sched_room = Signal(init=1)
-        sched_in, sched_out = Signal(), Signal()
-        m.d.comb += [sched_in.eq(sched_q.i.valid),
-                     sched_out.eq(self.schedule.valid & self.schedule.ready)]
-        with m.If(sched_in & ~sched_out):
-            m.d.sync += [sched_level.eq(sched_level + 1),
-                         sched_room.eq(sched_level != SCHEDULES_AHEAD - 1)]
-        with m.Elif(sched_out & ~sched_in):
-            m.d.sync += [sched_level.eq(sched_level - 1), sched_room.eq(1)]
+        sched_out = Signal()
+        m.d.comb += sched_out.eq(self.schedule.valid & self.schedule.ready)
+        count_level(m, sched_q.i.valid, sched_out, sched_level, SCHEDULES_AHEAD,
+                    notfull=sched_room)
         run = Signal()
         want = Signal()                  # the emitter's, registered
         m.d.sync += want.eq(self.want)
         m.d.comb += [
             run.eq(want & init & (records.level < RECORDS_AHEAD) & sched_room),
-            self.record.valid.eq(flags.count != 0), self.record.payload.eq(records.r_data),
+            self.record.valid.eq(flags.count != 0), self.record.payload.half.eq(records.r_data),
             *(getattr(self.record.payload, name).eq(getattr(flags.entries[0], name))
               for name in _record_flags.members),
             records.r_en.eq(self.record.ready), flags.pop.eq(self.record.ready & self.record.valid),
@@ -425,7 +422,7 @@ class TxFill(wiring.Component):
         m.d.comb += [
             rec.msg.eq(closed_msg), rec.halves.eq(Mux(closed_msg, 0, closed_halves)),
             rec.half.eq(Mux(closed_msg, MsgType.CREDIT_INIT_DONE.value, half)),
-            records.w_data.eq(rec), records.w_en.eq(closed),
+            records.w_data.eq(rec.half), records.w_en.eq(closed),
             flags.i.valid.eq(closed),
             *(getattr(flags.i.payload, name).eq(getattr(rec, name))
               for name in _record_flags.members),
