@@ -198,32 +198,44 @@ def released(give):
                  for c in CreditClass for s in CreditSlot)).any()
 
 
-def account_credits(m, comp, applied, spent, sent, fc_pending, kept):
+def account_credits(m, comp, applied, spent, sent, fc_pending, kept, sent_applied=None):
     """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
-    returns sent (``sent``) and released; and whether any return is pending (``fc_pending``).
-    The grants and releases are added first, so that ``applied`` is one subtraction from the
-    registers. Returns the credits held as of the next clock (``held[class][slot]``,
-    combinational).
+    returns sent (``sent`` while ``sent_applied``, by default ``applied``) and released; and
+    whether any return is pending (``fc_pending``). The grants and releases are added first,
+    so that ``applied`` is one subtraction from the registers. Returns the credits held as of
+    the next clock (``held[class][slot]``, combinational), and with ``sent_applied`` also
+    ``(sent_applied, base, less)``: the returns pending of the next clock without and with
+    ``sent`` subtracted, chosen by ``sent_applied`` last (for
+    :func:`~scaleup_ip.tl.tx.place.flow_control_fields`' ``ahead``).
 
     ``fc_pending`` follows from ``kept`` (:func:`~scaleup_ip.tl.tx.place.place_flow_control`'s:
     some return stays pending once ``sent`` is), from the releases and from itself, not from
     the counters' subtraction: a count left over is either never sent or released this
     clock."""
     nxt = {c: {} for c in CreditClass}
+    base = {c: {} for c in CreditClass}
+    less = {c: {} for c in CreditClass}
     for c in CreditClass:
         for s in CreditSlot:
             name, slot = c.name.lower(), s.name.lower()
             held = nxt[c][s] = Signal(CREDIT_BITS, name=f"held_{name}_{slot}")
             left = Signal(CREDIT_BITS, name=f"pending_{name}_{slot}")
-            m.d.comb += [
-                held.eq(comp.credits[c][s] + getattr(comp.grant, name)[s]
-                        - Mux(applied, spent[c][s], 0)),
-                left.eq(comp.pending[c][s] + getattr(comp.give, name)[s]
-                        - Mux(applied, sent[c][s], 0)),
-            ]
+            m.d.comb += held.eq(comp.credits[c][s] + getattr(comp.grant, name)[s]
+                                - Mux(applied, spent[c][s], 0))
+            if sent_applied is None:
+                m.d.comb += left.eq(comp.pending[c][s] + getattr(comp.give, name)[s]
+                                    - Mux(applied, sent[c][s], 0))
+            else:
+                base[c][s] = Signal(CREDIT_BITS, name=f"pending_{name}_{slot}_base")
+                less[c][s] = Signal(CREDIT_BITS, name=f"pending_{name}_{slot}_less")
+                m.d.comb += [base[c][s].eq(comp.pending[c][s] + getattr(comp.give, name)[s]),
+                             less[c][s].eq(base[c][s] - sent[c][s]),
+                             left.eq(Mux(sent_applied, less[c][s], base[c][s]))]
             m.d.sync += [comp.credits[c][s].eq(held), comp.pending[c][s].eq(left)]
     m.d.sync += fc_pending.eq(released(comp.give) | Mux(applied, kept, fc_pending))
-    return nxt
+    if sent_applied is None:
+        return nxt
+    return nxt, (sent_applied, base, less)
 
 
 def capped_credits(m, held, name="capped_next"):

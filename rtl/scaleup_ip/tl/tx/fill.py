@@ -236,6 +236,7 @@ class TxFill(wiring.Component):
         rsp = _Kind("rsp", RSP_LIMIT, CreditClass.RSP_CMD, CreditClass.RSP_DATA)
         req_end = Signal(_SECTOR)        # the sector after the requests
         rsp_span = Signal(_SECTOR)       # sectors the responses span
+        fc_start = Signal(5)             # req_end + rsp_span, a register of its own
         halves = Signal(7)               # data half-flits the fields call for
         sched_req = Signal(schedule_layout["req"].shape)   # the requests' data, as they join
         # The round's conditions, registered: the fields' fits (_fits) and the allowances.
@@ -280,26 +281,33 @@ class TxFill(wiring.Component):
         fit_rsp = Mux(r, Mux(sh.wide, fits[7], fits[6]), Mux(sh.wide, fits[3], fits[2]))
         fit_both = Array(fits[8:])[Cat(sh.wide, rh.wide, r)]
         req_may = Signal()
-        req_ok = Signal()
+        req_ok = Signal(attrs={"keep": 1})
         rsp_ok = Signal()
         close = Signal()
         msg = Signal()
         closed = Signal()                # the record of the control closed is being written
         # Credits are spent in the clock after a close, so in that clock nothing joins and
         # nothing closes.
-        req_credit, req_pool = Signal(), Signal()       # from the credit codes, below
-        rsp_credit, rsp_pool = Signal(), Signal()
+        req_credit, req_pool = Signal(attrs={"keep": 1}), Signal()   # from the credit codes
+        rsp_credit, rsp_pool = Signal(attrs={"keep": 1}), Signal()
+        # Whether the response joins, worked out for both outcomes of the request beside
+        # it (``rsp_with``, ``rsp_alone``), so that ``req_ok`` only chooses between them.
+        # The credit picks and the verdicts are ``keep`` signals: synthesis keeps them apart
+        # rather than folding the request's verdict into the response's logic.
+        rsp_may = Signal()
+        rsp_with = Signal(attrs={"keep": 1})
+        rsp_alone = Signal(attrs={"keep": 1})
         m.d.comb += [
             req_may.eq(run & ~closed & self.req.valid & allow_req),
             req_ok.eq(req_may & req_credit & fit_req),
-            rsp_ok.eq(run & ~closed & self.rsp.valid & allow_rsp & rsp_credit & fit_rsp
-                      & ~(req_may & (rh.beats == 0)
-                          & Mux(req_ok, lead.over, lead.at))
-                      & (~req_ok | fit_both)),
+            rsp_may.eq(run & ~closed & self.rsp.valid & allow_rsp & rsp_credit & fit_rsp),
+            rsp_with.eq(rsp_may & ~((rh.beats == 0) & lead.over) & fit_both),
+            rsp_alone.eq(rsp_may & ~(req_may & (rh.beats == 0) & lead.at)),
+            rsp_ok.eq(Mux(req_ok, rsp_with, rsp_alone)),
             self.req.ready.eq(req_ok), self.rsp.ready.eq(rsp_ok),
             msg.eq(self.give_init & ~init & ~fc_pending & ~swap),
             close.eq(want & ~closed & (records.level < RECORDS_AHEAD) & sched_room
-                     & ~req_ok & ~rsp_ok
+                     & ~req_ok & ~rsp_alone
                      & (msg | swap | (req.n != 0) | (rsp.n != 0) | fc_pending)),
         ]
         start = Signal(_SECTOR)
@@ -349,21 +357,22 @@ class TxFill(wiring.Component):
         req.spend(m, close & ~msg, spent)
         rsp.spend(m, close & ~msg, spent)
         returned = Signal.like(sent)
-        fc_img, kept = self._flow_control(m, req_end + rsp_span, returned)
-        # What the Flow Control fields return is registered every clock and counted only in
-        # the clock after a close, so that ``close`` drives none of these registers.
-        sent_now = Signal.like(sent)
-        m.d.sync += sent.eq(returned)
-        m.d.comb += sent_now.eq(Mux(closed & ~closed_msg, sent, 0))
+        # What the Flow Control fields return is registered every clock and subtracted only
+        # in the clock after a close (``fc_apply``, a register of its own), so that ``close``
+        # drives none of these registers.
+        fc_apply = Signal()
+        m.d.sync += [sent.eq(returned), fc_apply.eq(close & ~msg)]
         # Whether a return stays pending after them, likewise: the fields were placed on the
         # counts of the clock before, to which only that clock's releases were added (no
         # control closed then), so some return stays pending when one was ``kept`` or
         # released then; no subtraction of the counters is in front of ``fc_pending``.
         kept_r = Signal()
         given_r = Signal()
+        held, ahead = account_credits(m, self, Const(1), spent, sent, fc_pending,
+                                      Mux(closed & ~closed_msg, kept_r | given_r, fc_pending),
+                                      sent_applied=fc_apply)
+        fc_img, kept = self._flow_control(m, fc_start, returned, ahead)
         m.d.sync += [kept_r.eq(kept), given_r.eq(released(self.give))]
-        held = account_credits(m, self, Const(1), spent, sent_now, fc_pending,
-                               Mux(closed & ~closed_msg, kept_r | given_r, fc_pending))
         for kind, head, ok, credit, pool in ((req, rh, req_ok, req_credit, req_pool),
                                              (rsp, sh, rsp_ok, rsp_credit, rsp_pool)):
             m.d.comb += [x.eq(y) for x, y in zip((credit, pool), kind.credits(m, held, head, ok))]
@@ -381,9 +390,14 @@ class TxFill(wiring.Component):
                 with m.If(req.n == i):
                     m.d.sync += [sched_req[i].beats.eq(rh.beats), sched_req[i].be.eq(rh.be),
                                  sched_req[i].be_pos.eq(rh.be_pos)]
+        # The half-flits called for after each outcome, summed beside the round.
+        req_halves = Signal(4)
+        rsp_halves = Signal(4)
+        m.d.comb += [req_halves.eq(2 * rh.beats + rh.be), rsp_halves.eq(2 * sh.beats)]
+        halves_after = Array(_outcomes(m, halves, halves, halves + rsp_halves,
+                                       halves + req_halves, halves + req_halves + rsp_halves))
         with m.If(~close):
-            m.d.sync += halves.eq(halves + Mux(req_ok, 2 * rh.beats + rh.be, 0)
-                                  + Mux(rsp_ok, 2 * sh.beats, 0))
+            m.d.sync += halves.eq(halves_after[outcome])
         with m.If(rsp_ok):
             m.d.sync += [rsp.n.eq(rsp.n + 1), rsp.beats.eq(rsp.beats + sh.beats),
                          rsp.pool.eq(rsp_pool), rsp.vc.eq(Mux(rsp.n == 0, sh.vc, rsp.vc)),
@@ -394,13 +408,19 @@ class TxFill(wiring.Component):
         choices = Array([stay, _fits(m, "rsp", req_end, span_new),
                          _fits(m, "req", end_new, rsp_span), _fits(m, "both", end_new, span_new)])
         m.d.sync += fits.eq(Mux(close, (1 << 16) - 1, choices[outcome]))
+        starts = Array(_outcomes(m, fc_start, req_end + rsp_span, req_end + span_new,
+                                 end_new + rsp_span, end_new + span_new))
+        m.d.sync += fc_start.eq(Mux(close, 0, starts[outcome]))
         m.d.sync += [
             allow_req.eq(Mux(closed, req_allowed_after[0],
-                             Array(req_allowed)[Mux(req_ok, req.n + 1, req.n)])),
+                             Mux(req_ok, Array(req_allowed)[req.n + 1],
+                                 Array(req_allowed)[req.n]))),
             allow_rsp.eq(Mux(closed, rsp_allowed_after[0],
-                             Array(rsp_allowed)[Mux(rsp_ok, rsp.n + 1, rsp.n)])),
+                             Mux(rsp_ok, Array(rsp_allowed)[rsp.n + 1],
+                                 Array(rsp_allowed)[rsp.n]))),
         ]
-        m.d.sync += diff.eq(Mux(close, _saturated(diff), diff + rsp_ok - req_ok))
+        diffs = Array(_outcomes(m, diff, diff, diff + 1, diff - 1, diff))
+        m.d.sync += diff.eq(Mux(close, _saturated(diff), diffs[outcome]))
         leads = Array([_lead(diff), _lead(diff + 1), _lead(diff - 1), _lead(diff)])
         m.d.sync += lead.eq(Mux(close, _lead(_saturated(diff)), leads[outcome]))
         # Fields into the images in the clock after they join; the record the clock after
@@ -462,14 +482,17 @@ class TxFill(wiring.Component):
             with m.If(low | high):
                 m.d.sync += rsp.img[s].eq(Mux(low, rsp_word[:32], rsp_word[32:]))
 
-    def _flow_control(self, m, fc_start, sent):
+    def _flow_control(self, m, fc_start, sent, ahead):
         """Flow Control fields from ``fc_start`` on, one per slot with credits pending while
         sectors last (README §3 rule 5, without the gap), registered: the sectors they fill
         (all others 0), and ``sent`` what they return; with whether a return stays pending
-        after them (:func:`~scaleup_ip.tl.tx.place.place_flow_control`'s ``kept``)."""
+        after them (:func:`~scaleup_ip.tl.tx.place.place_flow_control`'s ``kept``). Whether
+        each slot has a return pending, and more than its field carries, are registers,
+        worked out from ``ahead`` (:func:`~scaleup_ip.tl.tx.compose.account_credits`')."""
         img = Signal(control_half, name="fc_img")
         terms = [[] for _ in range(SECTORS_PER_HALF)]
-        kept = place_flow_control(m, terms, flow_control_fields(m, self.pending), fc_start, sent)
+        kept = place_flow_control(m, terms, flow_control_fields(m, self.pending, ahead),
+                                  fc_start, sent)
         for s, these in enumerate(terms):
             m.d.sync += img[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
         return img, kept
@@ -479,6 +502,14 @@ class TxFill(wiring.Component):
 #: above :data:`LEAD_SLACK`, holds back a response that would join beside that request;
 #: ``at``, ``diff`` at :data:`LEAD_SLACK` or above, one that would join while it waits.
 _lead_layout = data.StructLayout({"over": 1, "at": 1})
+
+
+def _outcomes(m, like, *values):
+    """``values`` (one per outcome of a round: nothing, a response, a request, both joined)
+    as signals like ``like``, so that the round's outcome only chooses among them."""
+    out = [Signal.like(like, name=f"{like.name}_{k}") for k in range(len(values))]
+    m.d.comb += [o.eq(v) for o, v in zip(out, values)]
+    return out
 
 
 def _lead(diff):

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """UALink TL transmit: UPLI requests and responses packed into 64-byte TL flits."""
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Shape, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
@@ -23,7 +23,6 @@ from ..layout import (
     tx_cache_port,
     upli_members,
 )
-from ..queue import WindowQueue
 from .cache import TxAddrCache
 from .data import DataSequencer, poison_half
 from .fill import TxFill
@@ -80,8 +79,9 @@ class TlTx(ConfiguredComponent):
     (:class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose`, two clocks each, up to three ahead,
     on banked request and unit queues; with ``tx_packer="compact"``,
     :class:`~scaleup_ip.tl.tx.fill.TxFill` fills them from the queue heads instead, a request
-    and a response a clock and two clocks to close, and its records
-    always go through the record queue, so latency is 2 or 3 clocks more). The data
+    and a response a clock and two clocks to close, from queues whose heads wait in a
+    :class:`~scaleup_ip.skid.SkidBuffer`, and its records always go through the record queue,
+    so latency is 3 or 4 clocks more). The data
     half-flits each calls for are made ready, one beat per clock, from the clock after it is
     composed (:class:`~scaleup_ip.tl.tx.data.DataSequencer`, fed from registers only); the flit
     emitter follows the flit rule from ``owed``, the head record and how many data half-flits
@@ -175,15 +175,30 @@ class TlTx(ConfiguredComponent):
         cfg = self._config
         if cfg.tx_packer == "slots":
             return self._slot_composer(m, intake)
-        m.submodules.req_q = req_q = WindowQueue(tx_req_entry, cfg.tx_req_depth, 1)
-        m.submodules.rsp_q = rsp_q = WindowQueue(tx_rsp_entry, cfg.tx_rsp_depth, 1)
-        self._requests(m, intake.req_out, req_q.i)
-        wiring.connect(m, intake.rsp_entry, rsp_q.i)
         m.submodules.compose = comp = TxFill()
-        for queue, head in ((req_q, comp.req), (rsp_q, comp.rsp)):
-            m.d.comb += [head.payload.eq(queue.entries[0]), head.valid.eq(queue.count != 0),
-                         queue.pop.eq(head.valid & head.ready)]
+        req_in = self._head_queue(m, "req", tx_req_entry, cfg.tx_req_depth, comp.req)
+        rsp_in = self._head_queue(m, "rsp", tx_rsp_entry, cfg.tx_rsp_depth, comp.rsp)
+        self._requests(m, intake.req_out, req_in)
+        wiring.connect(m, intake.rsp_entry, rsp_in)
         return comp
+
+    @staticmethod
+    def _head_queue(m, name, layout, depth, head):
+        """The compact composer's queue of ``name``: ``depth`` entries in distributed RAM and
+        two more in a :class:`~scaleup_ip.skid.SkidBuffer`, whose output is ``head``. Taking
+        the head moves only the buffer's read pointer, so the composer's choice reaches no
+        wide register enable and no RAM read address; the buffer refills from the RAM in
+        every clock in which it has room, from registers [ours]. Latency: an entry written
+        at clock ``t`` heads the queue from ``t + 2``. Returns the queue's input stream."""
+        m.submodules[f"{name}_q"] = fifo = SyncFIFO(width=Shape.cast(layout).width,
+                                                    depth=depth)
+        m.submodules[f"{name}_head"] = skid = SkidBuffer(layout)
+        i = stream.Signature(layout).flip().create()
+        m.d.comb += [fifo.w_data.eq(i.payload), fifo.w_en.eq(i.valid), i.ready.eq(fifo.w_rdy),
+                     skid.i.payload.eq(fifo.r_data), skid.i.valid.eq(fifo.r_rdy),
+                     fifo.r_en.eq(skid.i.ready)]
+        wiring.connect(m, skid.o, head)
+        return i
 
     def _slot_composer(self, m, intake):
         """The slot packer's queues (requests in banks, responses in units) and its

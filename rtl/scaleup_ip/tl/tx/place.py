@@ -195,31 +195,45 @@ def unit_word(m, unit, pool, second, name):
                                 Mux(both, unit.word[32:] | (pool << narrow), 0))))
     return word
 
-def flow_control_fields(m, pending):
+def flow_control_fields(m, pending, ahead=None):
     """One Flow Control field per credit slot, returning what ``pending`` holds for it, as far
     as a field can (README §3 rule 5): ``[(slot, field, live, over)]`` in slot order, ``live``
     when the slot has something pending, ``over`` when it has more of some class than its
-    field returns. Combinational."""
+    field returns. Combinational; with ``ahead``, the pending counts of the next clock as
+    :func:`~scaleup_ip.tl.tx.compose.account_credits` forms them (``(applied, base, less)``:
+    ``less`` where ``applied``, else ``base``), ``live`` and ``over`` are registers worked
+    out from both candidates in the clock before and chosen by ``applied`` last: the same
+    values, from flops (``pending`` resets to zero, and so do they)."""
+    def flags(counts, slot):
+        overs = [above(counts[cls][slot], _FIELD_MAX[cls]) for cls in CreditClass]
+        return (reduce(operator.or_, (counts[c][slot] != 0 for c in CreditClass)),
+                reduce(operator.or_, overs))
+
     fields = []
     for slot in CreditSlot:
         field = Signal(flow_control, name=f"fc_{slot.name.lower()}")
-        overs = []
         for cls in CreditClass:
             sub = getattr(field, cls.name.lower())
-            top = CMD_CREDIT_MAX if cls in (CreditClass.REQ_CMD, CreditClass.RSP_CMD) \
-                else DATA_CREDIT_MAX
-            overs.append(above(pending[cls][slot], top))
-            m.d.comb += [
-                sub.count.eq(Mux(overs[-1], top, pending[cls][slot])),
-                sub.t.eq(slot != CreditSlot.POOL),
-                sub.vc.eq(max(slot - CreditSlot.VC0, 0)),
-            ]
+            top = _FIELD_MAX[cls]
+            m.d.comb += [sub.count.eq(Mux(above(pending[cls][slot], top), top,
+                                          pending[cls][slot])),
+                         sub.t.eq(slot != CreditSlot.POOL),
+                         sub.vc.eq(max(slot - CreditSlot.VC0, 0))]
         live = Signal(name=f"fc_{slot.name.lower()}_live")
         over = Signal(name=f"fc_{slot.name.lower()}_over")
-        m.d.comb += [live.eq(reduce(operator.or_, (pending[c][slot] != 0 for c in CreditClass))),
-                     over.eq(reduce(operator.or_, overs))]
+        if ahead is None:
+            m.d.comb += Cat(live, over).eq(Cat(*flags(pending, slot)))
+        else:
+            applied, base, less = ahead
+            m.d.sync += Cat(live, over).eq(Mux(applied, Cat(*flags(less, slot)),
+                                               Cat(*flags(base, slot))))
         fields.append((slot, field, live, over))
     return fields
+
+
+#: What one Flow Control field returns of a class at most [Table 5-38].
+_FIELD_MAX = {cls: CMD_CREDIT_MAX if cls in (CreditClass.REQ_CMD, CreditClass.RSP_CMD)
+              else DATA_CREDIT_MAX for cls in CreditClass}
 
 
 def request_footprints(m, wide, name):
