@@ -146,9 +146,13 @@ async def halves_pairs(dut):
 
 @dataclasses.dataclass(frozen=True)
 class _Config(BlockConfig):
-    """HalfAligner: one build."""
+    """HalfAligner: ``avail`` from gates (the slot packer's) or a register (the compact
+    packer's)."""
+    avail_register: bool = False
 
 
-@pytest.mark.parametrize("config", [_Config()], ids=lambda c: c.slug() or "default")
+@pytest.mark.parametrize("config", [_Config(), _Config(avail_register=True)],
+                         ids=lambda c: c.slug() or "default")
 def test_tl_tx_halves(config):
-    harness.run(HalfAligner(), config, toplevel="tl_tx_halves", test_module=__name__)
+    harness.run(HalfAligner(config.avail_register), config, toplevel="tl_tx_halves",
+                test_module=__name__)

@@ -91,6 +91,8 @@ class DataSequencer(wiring.Component):
     skips : bool
         Whether a schedule may have ``skip`` set; without, ``skip`` is ignored and the logic
         that leaves out a first half-flit is not built.
+    avail_register : bool
+        ``avail`` from a register of its own (:class:`HalfAligner`'s ``avail_register``).
 
     Members
     -------
@@ -103,7 +105,8 @@ class DataSequencer(wiring.Component):
     halves : Out(ArrayLayout(half_layout, 2))
         The next two data half-flits in sequence order (valid as ``avail`` says).
     avail : Out(range(3))
-        Half-flits available now. From a register.
+        Half-flits available now (the aligner's: from registers through a few gates, or
+        with ``avail_register`` a register).
     take : In(range(3))
         Half-flits consumed this clock (at most ``avail``).
 
@@ -119,8 +122,8 @@ class DataSequencer(wiring.Component):
     the beat waits while the aligner holds two items.
     """
 
-    def __init__(self, skips=True):
-        self._skips = skips
+    def __init__(self, skips=True, avail_register=False):
+        self._skips, self._avail_register = skips, avail_register
         super().__init__({
             "schedule": In(stream.Signature(schedule_layout)),
             "req_data": In(stream.Signature(req_beat_layout)),
@@ -132,7 +135,7 @@ class DataSequencer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.align = align = HalfAligner()
+        m.submodules.align = align = HalfAligner(self._avail_register)
         m.d.comb += [self.halves.eq(align.halves), self.avail.eq(align.avail),
                      align.take.eq(self.take)]
         reg = _State("reg")

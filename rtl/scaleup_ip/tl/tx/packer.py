@@ -120,7 +120,8 @@ class TlTx(ConfiguredComponent):
         m.submodules.intake = intake = TxIntake()
         beats = {"req": intake.req_beat, "rsp": intake.rsp_beat}
         # The compact composer's records never go direct, so no schedule skips a half-flit.
-        m.submodules.seq = seq = DataSequencer(skips=cfg.tx_packer != "compact")
+        m.submodules.seq = seq = DataSequencer(skips=cfg.tx_packer != "compact",
+                                               avail_register=cfg.tx_packer == "compact")
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
         m.d.comb += [
