@@ -449,7 +449,8 @@ class TlConfig(BlockConfig):
     tx_req_depth, tx_rsp_depth : int
         Transmit request and response queue entries, including the windows the packer's
         decision sees (4 requests, 4 response units); the response queue holds at most
-        :data:`MAX_RSP_QUEUE_DEPTH`.
+        :data:`MAX_RSP_QUEUE_DEPTH`. The compact packer's queues hold two more, in the
+        buffer that shows their heads.
     tx_data_depth : int
         Transmit request-data and response-data queue beats (64 bytes each).
     rx_req, rx_rsp : int
