@@ -75,17 +75,24 @@ class HalfAligner(wiring.Component):
         m = Module()
         m.submodules.skid = skid = SkidBuffer(half_item)
         wiring.connect(m, wiring.flipped(self.i), skid.i)
-        item, ready = skid.o.payload, skid.o.valid
         carry = [Signal(half_layout, name=f"carry{k}") for k in range(2)]
         carried = Signal(range(3))
+        if self._avail_register:
+            self._registered(m, skid, carry, carried)
+        else:
+            self._gates(m, skid, carry, carried)
+        return m
+
+    def _gates(self, m, skid, carry, carried):
+        """The reads, with ``avail`` from the registers through a few gates."""
+        item, ready = skid.o.payload, skid.o.valid
         # ``avail`` = min(2, carried + the oldest item's count), by cases (no adder on the
         # reader's way to ``take``).
         one = ready & (item.count == 1)
         more = ready & (item.count > 1)
         m.d.comb += [
-            *([] if self._avail_register else [
-                self.avail.eq(Mux((carried == 2) | more | ((carried == 1) & one), 2,
-                                  Mux((carried == 1) | one, 1, 0)))]),
+            self.avail.eq(Mux((carried == 2) | more | ((carried == 1) & one), 2,
+                              Mux((carried == 1) | one, 1, 0))),
             self.halves[0].eq(Mux(carried != 0, carry[0], item.halves[0])),
             self.halves[1].eq(Mux(carried == 2, carry[1],
                                   Mux(carried == 1, item.halves[0], item.halves[1]))),
@@ -108,14 +115,35 @@ class HalfAligner(wiring.Component):
                 carry[0].eq(Mux(used == 1, item.halves[1], item.halves[2])),
                 carry[1].eq(item.halves[2]),
             ]
-        if self._avail_register:
-            carried_next = Signal(range(3))      # what ``carried`` takes, as above
-            m.d.comb += carried_next.eq(Mux(
-                self.take <= carried,
-                Mux((self.take == carried) & one, 1, carried - self.take),
-                item.count - (self.take - carried)))
-            self._avail(m, skid, carried_next)
-        return m
+
+    def _registered(self, m, skid, carry, carried):
+        """The same reads, with what ``carried`` takes formed first (``carried_next``), from
+        which ``avail`` is registered (:meth:`_avail`)."""
+        item, ready = skid.o.payload, skid.o.valid
+        carried_next = Signal(range(3))
+        m.d.comb += [
+            self.halves[0].eq(Mux(carried != 0, carry[0], item.halves[0])),
+            self.halves[1].eq(Mux(carried == 2, carry[1],
+                                  Mux(carried == 1, item.halves[0], item.halves[1]))),
+            carried_next.eq(carried),
+        ]
+        used = Signal(range(3))
+        with m.If(self.take <= carried):
+            m.d.comb += carried_next.eq(carried - self.take)
+            with m.If(self.take == 1):
+                m.d.sync += carry[0].eq(carry[1])
+            with m.If((self.take == carried) & ready & (item.count == 1)):
+                m.d.comb += [skid.o.ready.eq(1), carried_next.eq(1)]
+                m.d.sync += carry[0].eq(item.halves[0])
+        with m.Else():
+            m.d.comb += [used.eq(self.take - carried), skid.o.ready.eq(1),
+                         carried_next.eq(item.count - used)]
+            m.d.sync += [
+                carry[0].eq(Mux(used == 1, item.halves[1], item.halves[2])),
+                carry[1].eq(item.halves[2]),
+            ]
+        m.d.sync += carried.eq(carried_next)
+        self._avail(m, skid, carried_next)
 
     def _avail(self, m, skid, carried_next):
         """``avail`` as a register: ``min(2, carried + the oldest item's count)`` of the next
@@ -128,7 +156,7 @@ class HalfAligner(wiring.Component):
         m.d.comb += [after[0].eq(counts[0]), after[1].eq(counts[1])]
         with m.If(pop):
             m.d.comb += [after[0].eq(Mux(counts[1] != 0, counts[1], Mux(push, new, 0))),
-                         after[1].eq(0)]
+                         after[1].eq(Mux(push & (counts[1] != 0), new, 0))]
         with m.Elif(push):
             with m.If(counts[0] == 0):
                 m.d.comb += after[0].eq(new)
