@@ -202,11 +202,11 @@ def account_credits(m, comp, applied, spent, sent, fc_pending, kept, sent_applie
     """Credits of composer ``comp``: spent (``spent`` while ``applied``) and granted; credit
     returns sent (``sent`` while ``sent_applied``, by default ``applied``) and released; and
     whether any return is pending (``fc_pending``). The grants and releases are added first,
-    so that ``applied`` is one subtraction from the registers. Returns the credits held as of
-    the next clock (``held[class][slot]``, combinational), and with ``sent_applied`` also
-    ``(sent_applied, base, less)``: the returns pending of the next clock without and with
-    ``sent`` subtracted, chosen by ``sent_applied`` last (for
-    :func:`~scaleup_ip.tl.tx.place.flow_control_fields`' ``ahead``).
+    so that ``applied`` is one subtraction from the registers. Returns ``(held, ahead)``: the
+    credits held as of the next clock (``held[class][slot]``, combinational), and, with
+    ``sent_applied``, ``(sent_applied, base, less)``: the returns pending of the next clock
+    without and with ``sent`` subtracted, chosen by ``sent_applied`` last (for
+    :func:`~scaleup_ip.tl.tx.place.flow_control_fields`' ``ahead``; else ``None``).
 
     ``fc_pending`` follows from ``kept`` (:func:`~scaleup_ip.tl.tx.place.place_flow_control`'s:
     some return stays pending once ``sent`` is), from the releases and from itself, not from
@@ -233,9 +233,7 @@ def account_credits(m, comp, applied, spent, sent, fc_pending, kept, sent_applie
                              left.eq(Mux(sent_applied, less[c][s], base[c][s]))]
             m.d.sync += [comp.credits[c][s].eq(held), comp.pending[c][s].eq(left)]
     m.d.sync += fc_pending.eq(released(comp.give) | Mux(applied, kept, fc_pending))
-    if sent_applied is None:
-        return nxt
-    return nxt, (sent_applied, base, less)
+    return nxt, None if sent_applied is None else (sent_applied, base, less)
 
 
 def capped_credits(m, held, name="capped_next"):

@@ -75,31 +75,35 @@ class HalfAligner(wiring.Component):
         m = Module()
         m.submodules.skid = skid = SkidBuffer(half_item)
         wiring.connect(m, wiring.flipped(self.i), skid.i)
+        item, ready = skid.o.payload, skid.o.valid
         carry = [Signal(half_layout, name=f"carry{k}") for k in range(2)]
         carried = Signal(range(3))
         if self._avail_register:
-            self._registered(m, skid, carry, carried)
-        else:
-            self._gates(m, skid, carry, carried)
-        return m
+            # What ``carried`` takes is formed first, and ``avail`` registered from it.
+            carried_next = Signal(range(3))
 
-    def _gates(self, m, skid, carry, carried):
-        """The reads, with ``avail`` from the registers through a few gates."""
-        item, ready = skid.o.payload, skid.o.valid
-        # ``avail`` = min(2, carried + the oldest item's count), by cases (no adder on the
-        # reader's way to ``take``).
-        one = ready & (item.count == 1)
-        more = ready & (item.count > 1)
+            def carry_to(value):
+                m.d.comb += carried_next.eq(value)
+        else:
+            # ``avail`` = min(2, carried + the oldest item's count), by cases (no adder on
+            # the reader's way to ``take``).
+            one = ready & (item.count == 1)
+            more = ready & (item.count > 1)
+            m.d.comb += self.avail.eq(Mux((carried == 2) | more | ((carried == 1) & one), 2,
+                                          Mux((carried == 1) | one, 1, 0)))
+
+            def carry_to(value):
+                m.d.sync += carried.eq(value)
         m.d.comb += [
-            self.avail.eq(Mux((carried == 2) | more | ((carried == 1) & one), 2,
-                              Mux((carried == 1) | one, 1, 0))),
             self.halves[0].eq(Mux(carried != 0, carry[0], item.halves[0])),
             self.halves[1].eq(Mux(carried == 2, carry[1],
                                   Mux(carried == 1, item.halves[0], item.halves[1]))),
         ]
+        if self._avail_register:
+            m.d.comb += carried_next.eq(carried)
         used = Signal(range(3))          # half-flits read from the item
         with m.If(self.take <= carried):
-            m.d.sync += carried.eq(carried - self.take)
+            carry_to(carried - self.take)
             with m.If(self.take == 1):
                 m.d.sync += carry[0].eq(carry[1])
             # An item of one half-flit with nothing carried goes into the carry, so that the
@@ -107,43 +111,19 @@ class HalfAligner(wiring.Component):
             # otherwise wait for ever).
             with m.If((self.take == carried) & ready & (item.count == 1)):
                 m.d.comb += skid.o.ready.eq(1)
-                m.d.sync += [carry[0].eq(item.halves[0]), carried.eq(1)]
+                m.d.sync += carry[0].eq(item.halves[0])
+                carry_to(1)
         with m.Else():
             m.d.comb += [used.eq(self.take - carried), skid.o.ready.eq(1)]
-            m.d.sync += [
-                carried.eq(item.count - used),
-                carry[0].eq(Mux(used == 1, item.halves[1], item.halves[2])),
-                carry[1].eq(item.halves[2]),
-            ]
-
-    def _registered(self, m, skid, carry, carried):
-        """The same reads, with what ``carried`` takes formed first (``carried_next``), from
-        which ``avail`` is registered (:meth:`_avail`)."""
-        item, ready = skid.o.payload, skid.o.valid
-        carried_next = Signal(range(3))
-        m.d.comb += [
-            self.halves[0].eq(Mux(carried != 0, carry[0], item.halves[0])),
-            self.halves[1].eq(Mux(carried == 2, carry[1],
-                                  Mux(carried == 1, item.halves[0], item.halves[1]))),
-            carried_next.eq(carried),
-        ]
-        used = Signal(range(3))
-        with m.If(self.take <= carried):
-            m.d.comb += carried_next.eq(carried - self.take)
-            with m.If(self.take == 1):
-                m.d.sync += carry[0].eq(carry[1])
-            with m.If((self.take == carried) & ready & (item.count == 1)):
-                m.d.comb += [skid.o.ready.eq(1), carried_next.eq(1)]
-                m.d.sync += carry[0].eq(item.halves[0])
-        with m.Else():
-            m.d.comb += [used.eq(self.take - carried), skid.o.ready.eq(1),
-                         carried_next.eq(item.count - used)]
+            carry_to(item.count - used)
             m.d.sync += [
                 carry[0].eq(Mux(used == 1, item.halves[1], item.halves[2])),
                 carry[1].eq(item.halves[2]),
             ]
-        m.d.sync += carried.eq(carried_next)
-        self._avail(m, skid, carried_next)
+        if self._avail_register:
+            m.d.sync += carried.eq(carried_next)
+            self._avail(m, skid, carried_next)
+        return m
 
     def _avail(self, m, skid, carried_next):
         """``avail`` as a register: ``min(2, carried + the oldest item's count)`` of the next

@@ -204,29 +204,30 @@ def flow_control_fields(m, pending, ahead=None):
     ``less`` where ``applied``, else ``base``), ``live`` and ``over`` are registers worked
     out from both candidates in the clock before and chosen by ``applied`` last: the same
     values, from flops (``pending`` resets to zero, and so do they)."""
-    def flags(counts, slot):
-        overs = [above(counts[cls][slot], _FIELD_MAX[cls]) for cls in CreditClass]
-        return (reduce(operator.or_, (counts[c][slot] != 0 for c in CreditClass)),
-                reduce(operator.or_, overs))
+    def overs(counts, slot):
+        return {cls: above(counts[cls][slot], _FIELD_MAX[cls]) for cls in CreditClass}
+
+    def flags(counts, slot, over):
+        return Cat(reduce(operator.or_, (counts[c][slot] != 0 for c in CreditClass)),
+                   reduce(operator.or_, over.values()))
 
     fields = []
     for slot in CreditSlot:
         field = Signal(flow_control, name=f"fc_{slot.name.lower()}")
+        saturated = overs(pending, slot)
         for cls in CreditClass:
             sub = getattr(field, cls.name.lower())
-            top = _FIELD_MAX[cls]
-            m.d.comb += [sub.count.eq(Mux(above(pending[cls][slot], top), top,
-                                          pending[cls][slot])),
+            m.d.comb += [sub.count.eq(Mux(saturated[cls], _FIELD_MAX[cls], pending[cls][slot])),
                          sub.t.eq(slot != CreditSlot.POOL),
                          sub.vc.eq(max(slot - CreditSlot.VC0, 0))]
         live = Signal(name=f"fc_{slot.name.lower()}_live")
         over = Signal(name=f"fc_{slot.name.lower()}_over")
         if ahead is None:
-            m.d.comb += Cat(live, over).eq(Cat(*flags(pending, slot)))
+            m.d.comb += Cat(live, over).eq(flags(pending, slot, saturated))
         else:
             applied, base, less = ahead
-            m.d.sync += Cat(live, over).eq(Mux(applied, Cat(*flags(less, slot)),
-                                               Cat(*flags(base, slot))))
+            m.d.sync += Cat(live, over).eq(Mux(applied, flags(less, slot, overs(less, slot)),
+                                               flags(base, slot, overs(base, slot))))
         fields.append((slot, field, live, over))
     return fields
 

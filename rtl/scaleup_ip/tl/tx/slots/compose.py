@@ -156,8 +156,8 @@ class SlotCompose(wiring.Component):
         may = Signal()                   # a decision may be registered this clock
         m.d.comb += [may.eq(self.want & (queue.level < RECORDS_AHEAD) & room),
                      self.freeze.eq(chosen | self.may_want)]
-        held = account_credits(m, self, chosen & ~msg, place.spent, place.sent, fc_pending,
-                               place.kept)
+        held, _ = account_credits(m, self, chosen & ~msg, place.spent, place.sent, fc_pending,
+                                  place.kept)
         dec = self._decide(m, self._ahead(m, capped_credits(m, held), rates, init_next,
                                           base_next), rates, fc_pending, lead, swap)
         with m.If(chosen):
