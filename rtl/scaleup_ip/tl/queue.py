@@ -26,6 +26,11 @@ class WindowQueue(wiring.Component):
         FIFO that moves one entry into the registers per clock. With ``held = depth`` every
         entry is in registers, and the window shows ``min(window, entries held)`` after every
         clock, however many were dropped the clock before.
+    ready_registered : bool
+        ``i.ready`` from registers alone: an entry goes straight into the registers (the FIFO
+        empty) only when they had room before this clock's ``pop``, so ``pop`` never reaches
+        ``i.ready`` (the writer's logic starts from a register). Otherwise it goes through the
+        FIFO, a clock later.
 
     Members
     -------
@@ -55,8 +60,11 @@ class WindowQueue(wiring.Component):
     at one entry per clock.
     """
 
-    def __init__(self, layout, depth, window, held=None):
+    def __init__(self, layout, depth, window, held=None, *, ready_registered=False):
         held = window if held is None else held
+        if ready_registered and depth == held:
+            raise ValueError("WindowQueue with ready_registered needs depth above held")
+        self._ready_registered = ready_registered
         if not window <= held <= depth or depth == window or window & (window - 1):
             raise ValueError(f"WindowQueue needs window {window} <= held {held} <= depth "
                              f"{depth}, depth above window and window a power of two")
@@ -83,7 +91,7 @@ class WindowQueue(wiring.Component):
                                                 depth=self._depth - held)
             bypass = Signal()                                 # FIFO empty: input goes straight in
             m.d.comb += [
-                bypass.eq(~fifo.r_rdy & (kept < held)),
+                bypass.eq(~fifo.r_rdy & ((level if self._ready_registered else kept) < held)),
                 fifo.r_en.eq(kept < held),
                 fifo.w_data.eq(self.i.payload),
                 fifo.w_en.eq(self.i.valid & ~bypass),

@@ -46,19 +46,31 @@ class _State:
         """Everything but ``acc``."""
         return [self.sched, *self.beats, *self.be, self.rsp_beats]
 
-    def slot(self, m, name, fresh=False):
-        """Of the first request with beats left: the 64-byte slot of its next beat in its
-        byte-enable half-flit, and whether that beat is its first (``fresh``: no beat of the
-        schedule has gone, so it is, and the slot is the request's ``be_pos``)."""
-        pos, first = Signal(2, name=f"{name}_pos"), Signal(name=f"{name}_first")
+    def first_slot(self, m, name):
+        """The 64-byte slot, in its byte-enable half-flit, of the first beat of the first
+        request with beats (the request's ``be_pos``)."""
+        pos = Signal(2, name=f"{name}_pos")
         for i in range(REQS_PER_CONTROL):
             cond = self.beats[i] != 0
             with (m.If(cond) if i == 0 else m.Elif(cond)):
-                entry = self.sched.req[i]
-                sent = 0 if fresh else entry.beats - self.beats[i]
-                m.d.comb += [pos.eq(entry.be_pos + sent),
-                             first.eq(1 if fresh else self.beats[i] == entry.beats)]
-        return pos, first
+                m.d.comb += pos.eq(self.sched.req[i].be_pos)
+        return pos
+
+    def slot_after(self, m, name, pos):
+        """Of the beat after the next one (a request's, at ``pos``): its slot, the next of the
+        same request or the first of the next request with beats, and whether it is its
+        request's first."""
+        after_pos, after_first = Signal(2, name=f"{name}_after_pos"), Signal(
+            name=f"{name}_after_first")
+        left = [b != 0 for b in self.beats]
+        for i in range(REQS_PER_CONTROL):
+            with (m.If(left[i]) if i == 0 else m.Elif(left[i])):
+                nxt = Const(0, 2)
+                for j in reversed(range(i + 1, REQS_PER_CONTROL)):
+                    nxt = Mux(left[j], self.sched.req[j].be_pos, nxt)
+                last = self.beats[i] == 1
+                m.d.comb += [after_pos.eq(Mux(last, nxt, pos + 1)), after_first.eq(last)]
+        return after_pos, after_first
 
     def kind(self, m, name):
         """What the next beat is, as a :data:`_kind` signal: from the request-data queue, from
@@ -159,13 +171,21 @@ class DataSequencer(wiring.Component):
         m.d.comb += [cur.acc.eq(reg.acc),
                      cur_kind.eq(Mux(start, fresh.kind(m, "fresh"), reg_kind))]
         # Where the beat goes in its request's byte-enable half-flit, and whether it is the
-        # request's first beat, from the registered state or (a schedule's first beat) the
-        # offered schedule, each formed from registers: ``start`` only picks one.
-        reg_pos, reg_first = reg.slot(m, "reg")
-        fresh_pos, _ = fresh.slot(m, "fresh", fresh=True)
+        # request's first beat: registers (``reg_pos``, ``reg_first``), or of the offered
+        # schedule (its first beat), formed from registers: ``start`` only picks one. Where
+        # the beat after goes is formed beside them, for each, from registers.
+        reg_pos, reg_first = Signal(2), Signal()
+        fresh_pos = fresh.first_slot(m, "fresh")
         pos, first = Signal(2), Signal()
         m.d.comb += [pos.eq(Mux(start, fresh_pos, reg_pos)), first.eq(start | reg_first)]
         after, moved, pop_req, pop_rsp = self._step(m, cur, cur_kind, align.i, pos, first)
+        reg_after = reg.slot_after(m, "reg", reg_pos)
+        fresh_after = fresh.slot_after(m, "fresh", fresh_pos)
+        with m.If(moved):
+            m.d.sync += [reg_pos.eq(Mux(start, fresh_after[0], reg_after[0])),
+                         reg_first.eq(Mux(start, fresh_after[1], reg_after[1]))]
+        with m.Elif(start):
+            m.d.sync += [reg_pos.eq(fresh_pos), reg_first.eq(1)]
         m.d.comb += [
             self.schedule.ready.eq(idle),
             self.req_data.ready.eq(pop_req), self.rsp_data.ready.eq(pop_rsp),

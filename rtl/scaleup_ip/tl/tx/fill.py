@@ -108,7 +108,13 @@ class _Kind:
     their data beats, and the credits they spend: ``pool``, else VC ``vc`` (README §3,
     *Compact packer*). Credits are thermometer codes, registered: of every slot's credits held
     (``slot_cmd``, ``slot_dat``), and of what is left on this control's slot once its fields
-    are counted (``left_cmd``, ``left_dat``)."""
+    are counted (``left_cmd``, ``left_dat``).
+
+    Whether the head may join as far as credits go is a register (``verdict``, with the pool
+    flag it then has, ``verdict_pool``), worked out in the clock before: for the head as it
+    is when it does not join, for the entry behind it, against the control as it will be,
+    when it does. ``known``: the verdict is of the head there is now (it is not while an
+    entry has just come to the head without one behind it)."""
 
     def __init__(self, name, most, cmd, dat):
         self.name, self.cmd, self.dat, self.most = name, cmd, dat, most
@@ -122,56 +128,85 @@ class _Kind:
                          for s in CreditSlot]
         self.left_cmd = Signal(most, name=f"{name}_left_cmd")
         self.left_dat = Signal(most * MAX_BEATS, name=f"{name}_left_dat")
+        self.verdict = Signal(name=f"{name}_verdict")
+        self.verdict_pool = Signal(name=f"{name}_verdict_pool")
+        self.known = Signal(name=f"{name}_known")
 
-    def credits(self, m, held, head, ok):
-        """Whether ``head`` may join as far as credits go, and the pool flag it then has: the
-        first field takes its VC's credits when they cover it, else the pool's; later ones the
-        same kind (on VC credits, the same VC) while they cover all. Keeps the thermometer
-        codes; ``ok``: the head joins this clock."""
+    def credits(self, m, held, head, after, ok, went):
+        """The verdict registers, for the head ``head`` (a stream) and the entry ``after``
+        behind it; ``ok``: the head joins this clock; ``went``: this kind's fields spent on
+        each slot in the clock before (:meth:`spend`), whose codes are then this control's
+        left codes. The first field takes its VC's credits when they cover it, else the
+        pool's; later ones the same kind (on VC credits, the same VC) while they cover all.
+        Keeps the thermometer codes."""
         for k, s in enumerate(CreditSlot):
             m.d.sync += [self.slot_cmd[k].eq(thermometer(held[self.cmd][s], self.most)),
                          self.slot_dat[k].eq(thermometer(held[self.dat][s],
                                                          self.most * MAX_BEATS))]
-        vc_cmd = Signal(self.most, name=f"{self.name}_vc_cmd")        # the head's VC's
+        # The codes of the credits held of the head's VC and of the pool: in the clock after
+        # a close, those of the slot it spent on are what the control left (the codes
+        # registered then are of the credits before its spending).
+        h = head.payload
+        vc_cmd = Signal(self.most, name=f"{self.name}_vc_cmd")
         vc_dat = Signal(self.most * MAX_BEATS, name=f"{self.name}_vc_dat")
-        m.d.comb += [vc_cmd.eq(Array(self.slot_cmd[CreditSlot.VC0:])[head.vc]),
-                     vc_dat.eq(Array(self.slot_dat[CreditSlot.VC0:])[head.vc])]
-        pool_cmd, pool_dat = self.slot_cmd[CreditSlot.POOL], self.slot_dat[CreditSlot.POOL]
-        first_vc = Signal(name=f"{self.name}_first_vc")
-        first_pool = Signal(name=f"{self.name}_first_pool")
-        later = Signal(name=f"{self.name}_later")
+        pool_cmd = Signal(self.most, name=f"{self.name}_pool_cmd")
+        pool_dat = Signal(self.most * MAX_BEATS, name=f"{self.name}_pool_dat")
+        vc_went = Array(went[CreditSlot.VC0:])[h.vc]
+        pool_went = went[CreditSlot.POOL]
         m.d.comb += [
-            first_vc.eq(vc_cmd[0] & _at_least(vc_dat, head.beats)),
-            first_pool.eq(pool_cmd[0] & _at_least(pool_dat, head.beats)),
-            later.eq((self.pool | (head.vc == self.vc)) & self.left_cmd[0]
-                     & _at_least(self.left_dat, head.beats)),
+            vc_cmd.eq(Mux(vc_went, self.left_cmd, Array(self.slot_cmd[CreditSlot.VC0:])[h.vc])),
+            vc_dat.eq(Mux(vc_went, self.left_dat, Array(self.slot_dat[CreditSlot.VC0:])[h.vc])),
+            pool_cmd.eq(Mux(pool_went, self.left_cmd, self.slot_cmd[CreditSlot.POOL])),
+            pool_dat.eq(Mux(pool_went, self.left_dat, self.slot_dat[CreditSlot.POOL])),
         ]
         first = self.n == 0
-        credit = Mux(first, first_vc | first_pool, later)
-        pool = Mux(first, ~first_vc, self.pool)
-        # What is left on the slot once the head has joined.
-        on_vc_dat = _less(m, f"{self.name}_vc_dat_less", vc_dat, head.beats, MAX_BEATS)
-        on_pool_dat = _less(m, f"{self.name}_pool_dat_less", pool_dat, head.beats, MAX_BEATS)
-        later_dat = _less(m, f"{self.name}_left_dat_less", self.left_dat, head.beats, MAX_BEATS)
+        # The head, when it does not join.
+        first_vc = Signal(name=f"{self.name}_first_vc")
+        stay = Signal(name=f"{self.name}_stay")
+        m.d.comb += [
+            first_vc.eq(vc_cmd[0] & _at_least(vc_dat, h.beats)),
+            stay.eq(Mux(first, first_vc | (pool_cmd[0] & _at_least(pool_dat, h.beats)),
+                        (self.pool | (h.vc == self.vc)) & self.left_cmd[0]
+                        & _at_least(self.left_dat, h.beats))),
+        ]
+        # The entry behind, when the head joins (on the slot its verdict chose): the codes
+        # the head is counted from, less the head.
+        base_cmd = Signal(self.most, name=f"{self.name}_base_cmd")
+        base_dat = Signal(self.most * MAX_BEATS, name=f"{self.name}_base_dat")
+        both = Signal(range(2 * MAX_BEATS + 1), name=f"{self.name}_both_beats")
+        join = Signal(name=f"{self.name}_join")
+        a = after.entry
+        m.d.comb += [
+            base_cmd.eq(Mux(first, Mux(self.verdict_pool, pool_cmd, vc_cmd), self.left_cmd)),
+            base_dat.eq(Mux(first, Mux(self.verdict_pool, pool_dat, vc_dat), self.left_dat)),
+            both.eq(h.beats + a.beats),
+            join.eq(after.valid & (self.verdict_pool | (a.vc == Mux(first, h.vc, self.vc)))
+                    & base_cmd[1] & _at_least(base_dat, both)),
+        ]
+        m.d.sync += [
+            self.verdict.eq(Mux(ok, join, stay)),
+            self.verdict_pool.eq(Mux(ok, self.verdict_pool, Mux(first, ~first_vc, self.pool))),
+            self.known.eq(Mux(ok, after.valid, head.valid)),
+        ]
+        left_dat = _less(m, f"{self.name}_left_dat_less", base_dat, h.beats, MAX_BEATS)
         with m.If(ok):
-            with m.If(first):
-                m.d.sync += [
-                    self.left_cmd.eq(Mux(first_vc, vc_cmd[1:], pool_cmd[1:])),
-                    self.left_dat.eq(Mux(first_vc, on_vc_dat, on_pool_dat)),
-                ]
-            with m.Else():
-                m.d.sync += [self.left_cmd.eq(self.left_cmd[1:]), self.left_dat.eq(later_dat)]
-        return credit, pool
+            m.d.sync += [self.left_cmd.eq(base_cmd[1:]), self.left_dat.eq(left_dat)]
 
     def spend(self, m, close, spent):
-        """What the fields spend, on their one slot, registered at ``close`` (so ``spent`` is
-        zero but in the clock after a close)."""
+        """What the fields spend, on their one slot, in the clock after ``close`` (``spent``
+        is zero in every other): whether they spend on each slot is registered at the close,
+        beside the count of fields (``beats`` is cleared only in the clock after a close).
+        Returns those registers."""
+        went = [Signal(name=f"{self.name}_went_{s.name.lower()}") for s in CreditSlot]
+        n = Signal.like(self.n, name=f"{self.name}_n_was")
+        m.d.sync += n.eq(self.n)
         for slot in CreditSlot:
             mine = self.pool if slot == CreditSlot.POOL else \
                 ~self.pool & (self.vc == slot - CreditSlot.VC0)
-            go = close & mine & (self.n != 0)
-            m.d.sync += [spent[self.cmd][slot].eq(Mux(go, self.n, 0)),
-                         spent[self.dat][slot].eq(Mux(go, self.beats, 0))]
+            m.d.sync += went[slot].eq(close & mine & (self.n != 0))
+            m.d.comb += [spent[self.cmd][slot].eq(Mux(went[slot], n, 0)),
+                         spent[self.dat][slot].eq(Mux(went[slot], self.beats, 0))]
+        return went
 
 
 class TxFill(wiring.Component):
@@ -196,6 +231,8 @@ class TxFill(wiring.Component):
     req, rsp : In(stream.Signature(tx_req_entry)), In(stream.Signature(tx_rsp_entry))
         The heads of the request and response queues, registered; ``ready`` takes the head in
         the clock it joins the control.
+    req_next, rsp_next : In(StructLayout({"valid": 1, "entry": ...}))
+        The entries behind the heads, registered.
     direct, first_req : Out(1)
         Always 0: every record goes through the record queue.
 
@@ -214,6 +251,8 @@ class TxFill(wiring.Component):
         super().__init__({
             "req": In(stream.Signature(tx_req_entry)),
             "rsp": In(stream.Signature(tx_rsp_entry)),
+            "req_next": In(_behind(tx_req_entry)),
+            "rsp_next": In(_behind(tx_rsp_entry)),
             **composer_members(),
         })
 
@@ -261,11 +300,17 @@ class TxFill(wiring.Component):
         m.d.comb += sched_out.eq(self.schedule.valid & self.schedule.ready)
         count_level(m, sched_q.i.valid, sched_out, sched_level, SCHEDULES_AHEAD,
                     notfull=sched_room)
+        closed = Signal()                # the record of the control closed is being written
+        # Room for a record, counted here beside the record queue's own level.
+        record_level = Signal(range(RECORDS_AHEAD + 1))
+        record_room = Signal(init=1)
+        count_level(m, closed, self.record.valid & self.record.ready, record_level,
+                    RECORDS_AHEAD, notfull=record_room)
         run = Signal()
         want = Signal()                  # the emitter's, registered
         m.d.sync += want.eq(self.want)
         m.d.comb += [
-            run.eq(want & init & (records.level < RECORDS_AHEAD) & sched_room),
+            run.eq(want & init & record_room & sched_room),
             self.record.valid.eq(flags.count != 0), self.record.payload.half.eq(records.r_data),
             *(getattr(self.record.payload, name).eq(getattr(flags.entries[0], name))
               for name in _record_flags.members),
@@ -281,32 +326,31 @@ class TxFill(wiring.Component):
         fit_rsp = Mux(r, Mux(sh.wide, fits[7], fits[6]), Mux(sh.wide, fits[3], fits[2]))
         fit_both = Array(fits[8:])[Cat(sh.wide, rh.wide, r)]
         req_may = Signal()
-        req_ok = Signal(attrs={"keep": 1})
+        req_ok = Signal()
         rsp_ok = Signal()
         close = Signal()
         msg = Signal()
-        closed = Signal()                # the record of the control closed is being written
         # Credits are spent in the clock after a close, so in that clock nothing joins and
         # nothing closes.
-        req_credit, req_pool = Signal(attrs={"keep": 1}), Signal()   # from the credit codes
-        rsp_credit, rsp_pool = Signal(attrs={"keep": 1}), Signal()
-        # Whether the response joins, worked out for both outcomes of the request beside
-        # it (``rsp_with``, ``rsp_alone``), so that ``req_ok`` only chooses between them.
-        # The credit picks and the verdicts are ``keep`` signals: synthesis keeps them apart
-        # rather than folding the request's verdict into the response's logic.
+        req_credit, req_pool = req.verdict, req.verdict_pool
+        rsp_credit, rsp_pool = rsp.verdict, rsp.verdict_pool
+        # A head without its verdict yet holds the round: nothing joins or closes.
+        hold = Signal()
         rsp_may = Signal()
-        rsp_with = Signal(attrs={"keep": 1})
-        rsp_alone = Signal(attrs={"keep": 1})
+        rsp_with = Signal()
+        rsp_alone = Signal()
         m.d.comb += [
-            req_may.eq(run & ~closed & self.req.valid & allow_req),
+            hold.eq((self.req.valid & ~req.known) | (self.rsp.valid & ~rsp.known)),
+            req_may.eq(run & ~closed & ~hold & self.req.valid & allow_req),
             req_ok.eq(req_may & req_credit & fit_req),
-            rsp_may.eq(run & ~closed & self.rsp.valid & allow_rsp & rsp_credit & fit_rsp),
+            rsp_may.eq(run & ~closed & ~hold & self.rsp.valid & allow_rsp & rsp_credit
+                       & fit_rsp),
             rsp_with.eq(rsp_may & ~((rh.beats == 0) & lead.over) & fit_both),
             rsp_alone.eq(rsp_may & ~(req_may & (rh.beats == 0) & lead.at)),
             rsp_ok.eq(Mux(req_ok, rsp_with, rsp_alone)),
             self.req.ready.eq(req_ok), self.rsp.ready.eq(rsp_ok),
             msg.eq(self.give_init & ~init & ~fc_pending & ~swap),
-            close.eq(want & ~closed & (records.level < RECORDS_AHEAD) & sched_room
+            close.eq(want & ~closed & ~hold & record_room & sched_room
                      & ~req_ok & ~rsp_alone
                      & (msg | swap | (req.n != 0) | (rsp.n != 0) | fc_pending)),
         ]
@@ -354,8 +398,8 @@ class TxFill(wiring.Component):
         sent = Signal(credit_array(5))
         # Credits spent and returned are registered at the close and accounted in the clock
         # after it.
-        req.spend(m, close & ~msg, spent)
-        rsp.spend(m, close & ~msg, spent)
+        req_went = req.spend(m, close & ~msg, spent)
+        rsp_went = rsp.spend(m, close & ~msg, spent)
         returned = Signal.like(sent)
         # What the Flow Control fields return is registered every clock and subtracted only
         # in the clock after a close (``fc_apply``, a register of its own), so that ``close``
@@ -373,15 +417,19 @@ class TxFill(wiring.Component):
                                       sent_applied=fc_apply)
         fc_img, kept = self._flow_control(m, fc_start, returned, ahead)
         m.d.sync += [kept_r.eq(kept), given_r.eq(released(self.give))]
-        for kind, head, ok, credit, pool in ((req, rh, req_ok, req_credit, req_pool),
-                                             (rsp, sh, rsp_ok, rsp_credit, rsp_pool)):
-            m.d.comb += [x.eq(y) for x, y in zip((credit, pool), kind.credits(m, held, head, ok))]
+        req.credits(m, held, self.req, self.req_next, req_ok, req_went)
+        rsp.credits(m, held, self.rsp, self.rsp_next, rsp_ok, rsp_went)
 
         # The next state.
         outcome = Cat(rsp_ok, req_ok)
+        # A close clears the counts (the next verdicts are of first fields); the rest is
+        # cleared in the clock after it, in which nothing joins (so ``close`` drives few
+        # registers).
         with m.If(close):
-            m.d.sync += [req.n.eq(0), req.beats.eq(0), rsp.n.eq(0), rsp.beats.eq(0),
-                         req_end.eq(0), rsp_span.eq(0), halves.eq(0), sched_req.eq(0)]
+            m.d.sync += [req.n.eq(0), rsp.n.eq(0)]
+        with m.If(closed):
+            m.d.sync += [req.beats.eq(0), rsp.beats.eq(0), req_end.eq(0), rsp_span.eq(0),
+                         halves.eq(0), sched_req.eq(0)]
         with m.If(req_ok):
             m.d.sync += [req.n.eq(req.n + 1), req.beats.eq(req.beats + rh.beats),
                          req.pool.eq(req_pool), req.vc.eq(Mux(req.n == 0, rh.vc, req.vc)),
@@ -396,7 +444,7 @@ class TxFill(wiring.Component):
         m.d.comb += [req_halves.eq(2 * rh.beats + rh.be), rsp_halves.eq(2 * sh.beats)]
         halves_after = Array(_outcomes(m, halves, halves, halves + rsp_halves,
                                        halves + req_halves, halves + req_halves + rsp_halves))
-        with m.If(~close):
+        with m.If(~closed):
             m.d.sync += halves.eq(halves_after[outcome])
         with m.If(rsp_ok):
             m.d.sync += [rsp.n.eq(rsp.n + 1), rsp.beats.eq(rsp.beats + sh.beats),
@@ -407,10 +455,10 @@ class TxFill(wiring.Component):
         stay = _fits(m, "stay", req_end, rsp_span)
         choices = Array([stay, _fits(m, "rsp", req_end, span_new),
                          _fits(m, "req", end_new, rsp_span), _fits(m, "both", end_new, span_new)])
-        m.d.sync += fits.eq(Mux(close, (1 << 16) - 1, choices[outcome]))
+        m.d.sync += fits.eq(Mux(closed, (1 << 16) - 1, choices[outcome]))
         starts = Array(_outcomes(m, fc_start, req_end + rsp_span, req_end + span_new,
                                  end_new + rsp_span, end_new + span_new))
-        m.d.sync += fc_start.eq(Mux(close, 0, starts[outcome]))
+        m.d.sync += fc_start.eq(Mux(closed, 0, starts[outcome]))
         m.d.sync += [
             allow_req.eq(Mux(closed, req_allowed_after[0],
                              Mux(req_ok, Array(req_allowed)[req.n + 1],
@@ -420,9 +468,9 @@ class TxFill(wiring.Component):
                                  Array(rsp_allowed)[rsp.n]))),
         ]
         diffs = Array(_outcomes(m, diff, diff, diff + 1, diff - 1, diff))
-        m.d.sync += diff.eq(Mux(close, _saturated(diff), diffs[outcome]))
+        m.d.sync += diff.eq(Mux(closed, _saturated(diff), diffs[outcome]))
         leads = Array([_lead(diff), _lead(diff + 1), _lead(diff - 1), _lead(diff)])
-        m.d.sync += lead.eq(Mux(close, _lead(_saturated(diff)), leads[outcome]))
+        m.d.sync += lead.eq(Mux(closed, _lead(_saturated(diff)), leads[outcome]))
         # Fields into the images in the clock after they join; the record the clock after
         # the control closed.
         self._images(m, req, rsp, req_ok, rsp_ok, req_pool, rsp_pool, start, off)
@@ -496,6 +544,11 @@ class TxFill(wiring.Component):
         for s, these in enumerate(terms):
             m.d.sync += img[s].eq(reduce(operator.or_, (Mux(c, v, 0) for c, v in these)))
         return img, kept
+
+
+def _behind(entry):
+    """The entry behind a queue's head, and whether there is one."""
+    return data.StructLayout({"valid": 1, "entry": entry})
 
 
 #: What a round tests of the balance while a request without data may go: ``over``, ``diff``

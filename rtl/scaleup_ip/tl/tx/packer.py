@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """UALink TL transmit: UPLI requests and responses packed into 64-byte TL flits."""
 
-from amaranth import Cat, Const, Module, Mux, Shape, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ...config import ConfiguredComponent
@@ -23,6 +23,7 @@ from ..layout import (
     tx_cache_port,
     upli_members,
 )
+from ..queue import WindowQueue
 from .cache import TxAddrCache
 from .data import DataSequencer, poison_half
 from .fill import TxFill
@@ -79,9 +80,9 @@ class TlTx(ConfiguredComponent):
     (:class:`~scaleup_ip.tl.tx.slots.compose.SlotCompose`, two clocks each, up to three ahead,
     on banked request and unit queues; with ``tx_packer="compact"``,
     :class:`~scaleup_ip.tl.tx.fill.TxFill` fills them from the queue heads instead, a request
-    and a response a clock and two clocks to close, from queues whose heads wait in a
-    :class:`~scaleup_ip.skid.SkidBuffer`, and its records always go through the record queue,
-    so latency is 3 or 4 clocks more). The data
+    and a response a clock and two clocks to close, from queues whose two oldest entries are
+    registers, and its records always go through the record queue, so latency is 3 or 4
+    clocks more). The data
     half-flits each calls for are made ready, one beat per clock, from the clock after it is
     composed (:class:`~scaleup_ip.tl.tx.data.DataSequencer`, fed from registers only); the flit
     emitter follows the flit rule from ``owed``, the head record and how many data half-flits
@@ -177,29 +178,27 @@ class TlTx(ConfiguredComponent):
         if cfg.tx_packer == "slots":
             return self._slot_composer(m, intake)
         m.submodules.compose = comp = TxFill()
-        req_in = self._head_queue(m, "req", tx_req_entry, cfg.tx_req_depth, comp.req)
-        rsp_in = self._head_queue(m, "rsp", tx_rsp_entry, cfg.tx_rsp_depth, comp.rsp)
+        req_in = self._head_queue(m, "req", tx_req_entry, cfg.tx_req_depth, comp.req,
+                                  comp.req_next)
+        rsp_in = self._head_queue(m, "rsp", tx_rsp_entry, cfg.tx_rsp_depth, comp.rsp,
+                                  comp.rsp_next)
         self._requests(m, intake.req_out, req_in)
         wiring.connect(m, intake.rsp_entry, rsp_in)
         return comp
 
     @staticmethod
-    def _head_queue(m, name, layout, depth, head):
+    def _head_queue(m, name, layout, depth, head, after):
         """The compact composer's queue of ``name``: ``depth`` entries in distributed RAM and
-        two more in a :class:`~scaleup_ip.skid.SkidBuffer`, whose output is ``head``. Taking
-        the head moves only the buffer's read pointer, so the composer's choice reaches no
-        wide register enable and no RAM read address; the buffer refills from the RAM in
-        every clock in which it has room, from registers [ours]. Latency: an entry written
-        at clock ``t`` heads the queue from ``t + 2``. Returns the queue's input stream."""
-        m.submodules[f"{name}_q"] = fifo = SyncFIFO(width=Shape.cast(layout).width,
-                                                    depth=depth)
-        m.submodules[f"{name}_head"] = skid = SkidBuffer(layout)
-        i = stream.Signature(layout).flip().create()
-        m.d.comb += [fifo.w_data.eq(i.payload), fifo.w_en.eq(i.valid), i.ready.eq(fifo.w_rdy),
-                     skid.i.payload.eq(fifo.r_data), skid.i.valid.eq(fifo.r_rdy),
-                     fifo.r_en.eq(skid.i.ready)]
-        wiring.connect(m, skid.o, head)
-        return i
+        two more in registers (a :class:`~scaleup_ip.tl.queue.WindowQueue` whose ``i.ready`` is
+        a register's): ``head`` shows the oldest, ``after`` the one behind it, so the composer
+        can work out a clock ahead whether that one may join. Latency: an entry written at
+        clock ``t`` heads the queue from ``t + 1`` when the queue is empty. Returns the
+        queue's input stream."""
+        m.submodules[f"{name}_q"] = q = WindowQueue(layout, depth + 2, 2, ready_registered=True)
+        m.d.comb += [head.payload.eq(q.entries[0]), head.valid.eq(q.count != 0),
+                     q.pop.eq(head.ready),
+                     after.entry.eq(q.entries[1]), after.valid.eq(q.count[1])]
+        return q.i
 
     def _slot_composer(self, m, intake):
         """The slot packer's queues (requests in banks, responses in units) and its
@@ -285,13 +284,18 @@ class TlTx(ConfiguredComponent):
             comp.want.eq(load & (owed <= WANT_AHEAD)),
             comp.may_want.eq(load & soon),
         ]
-        emit = Signal()
-        go = Signal()
+        # What the emitter decides (from registers, and the link's ``ready``) is kept apart
+        # from the flit's payload multiplexers, which it selects: synthesis would otherwise
+        # fold the decision into them, on the way to the sequencer's ``take``.
+        emit = Signal(attrs={"keep": 1})
+        go = Signal(attrs={"keep": 1})
+        take = Signal(range(3), attrs={"keep": 1})
+        m.d.comb += seq.take.eq(take)
         pacing = Signal()                # the next flit is the pacing flit of the last record
         first = self._first_half(m, comp.first_req, heads)
         with m.If(many):
             m.d.comb += [
-                emit.eq(seq.avail == 2), seq.take.eq(Mux(go, 2, 0)),
+                emit.eq(seq.avail == 2), take.eq(Mux(go, 2, 0)),
                 nxt.data[0].eq(seq.halves[0].data), nxt.data[1].eq(seq.halves[1].data),
                 nxt.msg.eq(Cat(seq.halves[0].msg, seq.halves[1].msg)),
             ]
@@ -325,7 +329,7 @@ class TlTx(ConfiguredComponent):
         m.d.comb += [go.eq(load & emit), placed.eq(go & control),
                      comp.skip.eq(placed & (owed == 0) & comp.direct & (halves != 0))]
         with m.If(control & ~many):
-            m.d.comb += seq.take.eq(Mux(go & ((owed == 1) | ((halves != 0) & ~comp.direct)),
+            m.d.comb += take.eq(Mux(go & ((owed == 1) | ((halves != 0) & ~comp.direct)),
                                         1, 0))
         with m.If(placed):
             m.d.comb += record.ready.eq(1)
