@@ -4,8 +4,9 @@ random pops of up to ``count``; every clock ``entries``, ``entries_next``, ``cou
 ``hidden`` and ``i.ready`` are checked (an entry accepted at ``t`` is in the registers from
 ``t + 1``; with a FIFO behind them, one entry moves up per clock). Every shape the packer
 builds: the response queue (all in registers), the request queue (a 4-entry window before a
-FIFO), the schedule queue (a window of one), a ring larger than it holds, and a ring
-before a FIFO."""
+FIFO), the schedule queue (a window of one), a ring larger than it holds, a ring before a
+FIFO, and the compact packer's queues (a window of two before a FIFO, ``i.ready`` from
+registers)."""
 
 import gc
 import random
@@ -20,15 +21,17 @@ from scaleup_ip.tl import WindowQueue
 
 _LAYOUT = data.StructLayout({"value": 12, "flag": 1})
 
-SHAPES = [  # depth, window, held
-    (16, 8, 16), (16, 4, 4), (5, 1, 5), (12, 4, 12), (20, 8, 8), (24, 4, 12),
+SHAPES = [  # depth, window, held, ready_registered
+    (16, 8, 16, False), (16, 4, 4, False), (5, 1, 5, False), (12, 4, 12, False),
+    (20, 8, 8, False), (24, 4, 12, False), (18, 2, 2, True), (24, 4, 12, True),
 ]
 
 
-def _run(depth, window, held, seed, clocks=3000):
-    dut = WindowQueue(_LAYOUT, depth, window, held)
+def _run(depth, window, held, ready_registered, seed, clocks=3000):
+    dut = WindowQueue(_LAYOUT, depth, window, held, ready_registered=ready_registered)
     rng = random.Random(seed)
-    print(f"WindowQueue({depth}, {window}, held={held}): seed {seed}")
+    print(f"WindowQueue({depth}, {window}, held={held}, ready_registered={ready_registered}): "
+          f"seed {seed}")
     sent, got = [], []
 
     async def bench(ctx):
@@ -49,12 +52,14 @@ def _run(depth, window, held, seed, clocks=3000):
             ctx.set(dut.i.valid, offer)
             ctx.set(dut.i.payload, entry)
             ready = ctx.get(dut.i.ready)
-            kept = len(regs) - pop
-            assert ready == ((not fifo and kept < held)
-                             or (depth > held and len(fifo) < depth - held)), (clock, ready)
+            # Straight into the registers when the FIFO is empty and they have room: after
+            # this clock's pop, or with ``ready_registered`` before it.
+            room = len(regs) if ready_registered else len(regs) - pop
+            bypass = not fifo and room < held
+            assert ready == (bypass or (depth > held and len(fifo) < depth - held)), \
+                (clock, ready)
             got.extend(regs[:pop])
-            regs = regs[pop:]
-            bypass = not fifo and len(regs) < held      # one entry moves up per clock
+            regs = regs[pop:]                            # one entry moves up per clock
             if fifo and len(regs) < held:
                 regs.append(fifo.pop(0))
             if offer and ready:
@@ -77,16 +82,19 @@ def _run(depth, window, held, seed, clocks=3000):
     assert got == sent and sent, (len(got), len(sent))
 
 
-@pytest.mark.parametrize("depth, window, held", SHAPES)
-def test_window_queue(depth, window, held):
-    _run(depth, window, held, random.getrandbits(32))
+@pytest.mark.parametrize("depth, window, held, ready_registered", SHAPES)
+def test_window_queue(depth, window, held, ready_registered):
+    _run(depth, window, held, ready_registered, random.getrandbits(32))
 
 
 def test_window_queue_shapes():
-    """A window of other than a power of two, or no room beyond it, is refused."""
+    """A window of other than a power of two, or no room beyond it, is refused, and so is a
+    registered ``i.ready`` without a FIFO behind the registers."""
     with warnings.catch_warnings():     # the refused ones are never elaborated
         warnings.simplefilter("ignore", UnusedElaboratable)
         for args in ((16, 3, 16), (8, 8, 8), (16, 8, 4)):
             with pytest.raises(ValueError):
                 WindowQueue(_LAYOUT, *args)
+        with pytest.raises(ValueError, match="ready_registered"):
+            WindowQueue(_LAYOUT, 8, 2, 8, ready_registered=True)
         gc.collect()

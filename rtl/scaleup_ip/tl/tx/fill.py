@@ -216,9 +216,11 @@ class TxFill(wiring.Component):
     control.
 
     Every condition a round tests is a register, prepared in the clock before for each outcome
-    of that clock (nothing, a request, a response or both joined; closed) and chosen by it, or
-    a pick from registered thermometer codes of the credits, so that a round is a few LUTs
-    deep. Fields are written into two images in the clock after
+    of that clock (nothing, a request, a response or both joined; closed) and chosen by it,
+    the credit verdicts included (:class:`_Kind`: for the head, and for the entry behind it
+    against the control as it will be), so that a round is a few LUTs deep. A head whose
+    verdict is not known yet holds the round: nothing joins or closes (a verdict a clock late
+    never closes a control early). Fields are written into two images in the clock after
     they join, the requests' from sector 0 and the responses' from sector 0 of their own; the
     clock after a control closes ORs the responses' image in after the requests (whose end is
     always even, so every footprint holds) and the Flow Control fields after both, and writes
@@ -236,11 +238,13 @@ class TxFill(wiring.Component):
     direct, first_req : Out(1)
         Always 0: every record goes through the record queue.
 
-    Credits granted in one clock are seen by the rounds from the next (the credit codes are
-    registered beside the credits held); those a control spends, and the returns its Flow
-    Control fields send, are accounted in the clock after it closes.
+    Credits granted in one clock are seen by the rounds two clocks later (the credit codes are
+    registered beside the credits held, and the verdicts from them); those a control spends,
+    and the returns its Flow Control fields send, are accounted in the clock after it closes,
+    in which the verdicts take what the control left of its slot's credits.
 
-    Latency: a field joins in the clock its entry heads its queue; the control closes in the
+    Latency: a field joins in the clock after its entry comes to the head of an empty queue,
+    or in the clock after the head before it joined; the control closes in the
     clock after the last field joined and its record is offered two clocks after that.
     Throughput: one request and one response a clock; a control of ``k`` rounds takes ``k + 2``
     clocks (its rounds, the clock that closes it, and the clock after, in which nothing joins
