@@ -121,8 +121,9 @@ class TlTx(ConfiguredComponent):
         m.submodules.intake = intake = TxIntake()
         beats = {"req": intake.req_beat, "rsp": intake.rsp_beat}
         # The compact composer's records never go direct, so no schedule skips a half-flit.
-        m.submodules.seq = seq = DataSequencer(skips=cfg.tx_packer != "compact",
-                                               avail_register=cfg.tx_packer == "compact")
+        compact = cfg.tx_packer == "compact"
+        m.submodules.seq = seq = DataSequencer(skips=not compact, avail_register=compact,
+                                               slot_register=compact)
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
         m.d.comb += [
@@ -284,13 +285,18 @@ class TlTx(ConfiguredComponent):
             comp.want.eq(load & (owed <= WANT_AHEAD)),
             comp.may_want.eq(load & soon),
         ]
-        # What the emitter decides (from registers, and the link's ``ready``) is kept apart
-        # from the flit's payload multiplexers, which it selects: synthesis would otherwise
-        # fold the decision into them, on the way to the sequencer's ``take``.
-        emit = Signal(attrs={"keep": 1})
-        go = Signal(attrs={"keep": 1})
-        take = Signal(range(3), attrs={"keep": 1})
-        m.d.comb += seq.take.eq(take)
+        # What the compact packer's emitter decides (from registers, and the link's
+        # ``ready``) is kept apart from the flit's payload multiplexers, which it selects:
+        # synthesis would otherwise fold the decision into them, on the way to the
+        # sequencer's ``take`` (the slot packer's netlist is smaller without, at a clock its
+        # decision sets).
+        keep = {"keep": 1} if self._config.tx_packer == "compact" else {}
+        emit = Signal(attrs=keep)
+        go = Signal(attrs=keep)
+        take = seq.take
+        if keep:
+            take = Signal(range(3), attrs=keep)
+            m.d.comb += seq.take.eq(take)
         pacing = Signal()                # the next flit is the pacing flit of the last record
         first = self._first_half(m, comp.first_req, heads)
         with m.If(many):
