@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The packer with its Tx address cache: compressed requests flit for flit as the
-golden model packs them, and every request delivered address for address through the model's
+"""The packer with its Tx address cache (the slot packer and the compact one): compressed
+requests flit for flit as the golden model packs them, and every request delivered address for address through the model's
 receiver with an Rx address cache, under random timing, invalidations, clears and policy
 changes."""
 
@@ -9,7 +9,7 @@ import pytest
 from cocotb.triggers import ClockCycles
 
 from scaleup_ip.model.tl import addrcache as model_cache
-from scaleup_ip.model.tl.flit import CLASSES, Request
+from scaleup_ip.model.tl.flit import CLASSES, Packer, Request
 from scaleup_ip.model.tl.slots import SlotPacker
 from scaleup_ip.tl import CachePolicy, TlConfig, TxCacheCount
 from scaleup_ip.tl.tx import TlTx
@@ -64,9 +64,12 @@ async def compress_matches_model(dut):
         env.flits.set_backpressure(None)
         flits = await _collect(env)
         tx = model_cache.TxAddressCache(model_cache_config(env.config), "always")
-        model = SlotPacker(
-            config_credits(env.config), PLENTY, address_cache=tx,
-            cache_index=env.config.cache_tx_index)
+        if env.config.tx_packer == "slots":
+            model = SlotPacker(config_credits(env.config), PLENTY, address_cache=tx,
+                               cache_index=env.config.cache_tx_index)
+        else:
+            model = Packer(config_credits(env.config), PLENTY, address_cache=tx,
+                           cache_index=env.config.cache_tx_index, compact=True)
         for item in items:
             (model.push_request if isinstance(item, Request) else model.push_response)(item)
         expected = model.drain()
@@ -135,7 +138,8 @@ async def compress_random_timing(dut):
     assert counts[TxCacheCount.INVALIDATIONS] > 0 and counts[TxCacheCount.CLEARS] > 0
 
 
-CONFIGS = [TlConfig(cache_ways=2, cache_rows=4, cache_rx_index="DSTACCID")]
+CONFIGS = [TlConfig(cache_ways=2, cache_rows=4, cache_rx_index="DSTACCID"),
+           TlConfig(cache_ways=2, cache_rows=4, cache_rx_index="DSTACCID", tx_packer="compact")]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.slug())

@@ -54,12 +54,12 @@ def _demand(items):
     return table
 
 
-def _grants(rng, items):
-    """Enough credits for ``items``: pool plus some random VC credits."""
+def _grants(rng, items, vc=True):
+    """Enough credits for ``items``: pool plus (with ``vc``) some random VC credits."""
     table = _demand(items)
     for cls in CLASSES:
         for slot in SLOTS[1:]:
-            table[cls][slot] = rng.randrange(6)
+            table[cls][slot] = rng.randrange(6) if vc else 0
     return table
 
 
@@ -103,18 +103,19 @@ def _sector_diff(got, want):
 
 @cocotb.test(timeout_time=400, timeout_unit="us")
 async def tx_matches_model(dut):
-    """A burst queued while the link is stalled leaves exactly as the model packs it; the last
-    runs without data (requests alone, responses alone, both), where the rate limits decide
-    and the slot packer sends pacing flits."""
+    """A burst queued while the link is stalled leaves exactly as the model packs it; runs 4 to
+    6 without data (requests alone, responses alone, both), where the rate limits decide and
+    the slot packer sends pacing flits; the last two on pool credits alone, many more than a
+    control takes (so that each control spends from the slot the one before spent from)."""
     env = TlTxEnv(dut)
     full = env.config.tx_req_depth, env.config.tx_rsp_depth
-    for run in range(7):
+    for run in range(9):
         await env.reset()
         env.flits.set_backpressure(random_pauses(env.rng, 1.0))
         counts = [(env.rng.randint(1, 16), env.rng.randint(1, 16))] * 4
-        counts += [(full[0], 0), (0, full[1]), full]
-        items = _burst(env.rng, env.config, *counts[run], dataless=run >= 4)
-        granted = _grants(env.rng, items)
+        counts += [(full[0], 0), (0, full[1]), full, full, full]
+        items = _burst(env.rng, env.config, *counts[run], dataless=run in (4, 5, 6))
+        granted = _grants(env.rng, items, vc=run < 7)
         await env.grant(granted)
         await env.release(config_credits(env.config))
         dut._log.info("run %d: %d items queued", run, len(items))
@@ -133,7 +134,7 @@ async def tx_matches_model(dut):
         assert len(flits) == len(expected), f"{len(flits)} flits, model {len(expected)}"
         _check_delivered(items, flits)
         assert env.credits() == model.credits
-        if isinstance(model, SlotPacker) and run >= 4:     # the rate limits space the controls
+        if isinstance(model, SlotPacker) and run in (4, 5, 6):   # the rate limits space them
             assert model.pace_flits > 0, f"run {run}: no pacing flit"
 
 

@@ -132,20 +132,33 @@ class _Kind:
         self.verdict_pool = Signal(name=f"{name}_verdict_pool")
         self.known = Signal(name=f"{name}_known")
 
-    def credits(self, m, held, head, after, ok, went):
+    def credits(self, m, held, now, head, after, ok, went):
         """The verdict registers, for the head ``head`` (a stream) and the entry ``after``
-        behind it; ``ok``: the head joins this clock; ``went``: this kind's fields spent on
-        each slot in the clock before (:meth:`spend`), whose codes are then this control's
-        left codes. The first field takes its VC's credits when they cover it, else the
+        behind it; ``held``: the credits held as of the next clock; ``now``: the credits
+        held (registers); ``ok``: the head joins this clock;
+        ``went``: the slot this kind's fields spent on, in the clock after a close
+        (:meth:`spend`), whose codes (of the credits held before its spending) are then those
+        of the credits it held less what the control spent, registered at the close. The first field takes its VC's credits when they cover it, else the
         pool's; later ones the same kind (on VC credits, the same VC) while they cover all.
         Keeps the thermometer codes."""
         for k, s in enumerate(CreditSlot):
             m.d.sync += [self.slot_cmd[k].eq(thermometer(held[self.cmd][s], self.most)),
                          self.slot_dat[k].eq(thermometer(held[self.dat][s],
                                                          self.most * MAX_BEATS))]
+        # What the control's slot would hold were its fields spent, registered every clock:
+        # in the clock after a close, the slot's credits less the control's spending.
+        own = Mux(self.pool, CreditSlot.POOL, CreditSlot.VC0 + self.vc)
+        spent_cmd = Signal(self.most, name=f"{self.name}_spent_cmd")
+        spent_dat = Signal(self.most * MAX_BEATS, name=f"{self.name}_spent_dat")
+        m.d.sync += [
+            spent_cmd.eq(thermometer(Array(now[self.cmd][s] for s in CreditSlot)[own] - self.n,
+                                     self.most)),
+            spent_dat.eq(thermometer(Array(now[self.dat][s] for s in CreditSlot)[own]
+                                     - self.beats, self.most * MAX_BEATS)),
+        ]
         # The codes of the credits held of the head's VC and of the pool: in the clock after
-        # a close, those of the slot it spent on are what the control left (the codes
-        # registered then are of the credits before its spending).
+        # a close, those of the slot it spent on are the ones above (the codes then are of
+        # the credits before its spending).
         h = head.payload
         vc_cmd = Signal(self.most, name=f"{self.name}_vc_cmd")
         vc_dat = Signal(self.most * MAX_BEATS, name=f"{self.name}_vc_dat")
@@ -154,10 +167,10 @@ class _Kind:
         vc_went = Array(went[CreditSlot.VC0:])[h.vc]
         pool_went = went[CreditSlot.POOL]
         m.d.comb += [
-            vc_cmd.eq(Mux(vc_went, self.left_cmd, Array(self.slot_cmd[CreditSlot.VC0:])[h.vc])),
-            vc_dat.eq(Mux(vc_went, self.left_dat, Array(self.slot_dat[CreditSlot.VC0:])[h.vc])),
-            pool_cmd.eq(Mux(pool_went, self.left_cmd, self.slot_cmd[CreditSlot.POOL])),
-            pool_dat.eq(Mux(pool_went, self.left_dat, self.slot_dat[CreditSlot.POOL])),
+            vc_cmd.eq(Mux(vc_went, spent_cmd, Array(self.slot_cmd[CreditSlot.VC0:])[h.vc])),
+            vc_dat.eq(Mux(vc_went, spent_dat, Array(self.slot_dat[CreditSlot.VC0:])[h.vc])),
+            pool_cmd.eq(Mux(pool_went, spent_cmd, self.slot_cmd[CreditSlot.POOL])),
+            pool_dat.eq(Mux(pool_went, spent_dat, self.slot_dat[CreditSlot.POOL])),
         ]
         first = self.n == 0
         # The head, when it does not join.
@@ -241,7 +254,7 @@ class TxFill(wiring.Component):
     Credits granted in one clock are seen by the rounds two clocks later (the credit codes are
     registered beside the credits held, and the verdicts from them); those a control spends,
     and the returns its Flow Control fields send, are accounted in the clock after it closes,
-    in which the verdicts take what the control left of its slot's credits.
+    in which the verdicts take its slot's credits less its spending from a register.
 
     Latency: a field joins in the clock after its entry comes to the head of an empty queue,
     or in the clock after the head before it joined; the control closes in the
@@ -421,8 +434,8 @@ class TxFill(wiring.Component):
                                       sent_applied=fc_apply)
         fc_img, kept = self._flow_control(m, fc_start, returned, ahead)
         m.d.sync += [kept_r.eq(kept), given_r.eq(released(self.give))]
-        req.credits(m, held, self.req, self.req_next, req_ok, req_went)
-        rsp.credits(m, held, self.rsp, self.rsp_next, rsp_ok, rsp_went)
+        req.credits(m, held, self.credits, self.req, self.req_next, req_ok, req_went)
+        rsp.credits(m, held, self.credits, self.rsp, self.rsp_next, rsp_ok, rsp_went)
 
         # The next state.
         outcome = Cat(rsp_ok, req_ok)
