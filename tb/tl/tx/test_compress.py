@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The packer with its Tx address cache (the slot packer and the compact one): compressed
-requests flit for flit as the golden model packs them, and every request delivered address for address through the model's
-receiver with an Rx address cache, under random timing, invalidations, clears and policy
-changes."""
+"""The packer with its Tx address cache (the slot packer and the compact one):
+compressed requests flit for flit as the golden model packs them, and every request
+delivered address for address through the model's receiver with an Rx address cache, under
+random timing, invalidations, clears and policy changes."""
 
 import cocotb
 import pytest

@@ -135,12 +135,12 @@ class _Kind:
     def credits(self, m, held, now, head, after, ok, went):
         """The verdict registers, for the head ``head`` (a stream) and the entry ``after``
         behind it; ``held``: the credits held as of the next clock; ``now``: the credits
-        held (registers); ``ok``: the head joins this clock;
-        ``went``: the slot this kind's fields spent on, in the clock after a close
-        (:meth:`spend`), whose codes (of the credits held before its spending) are then those
-        of the credits it held less what the control spent, registered at the close. The first field takes its VC's credits when they cover it, else the
-        pool's; later ones the same kind (on VC credits, the same VC) while they cover all.
-        Keeps the thermometer codes."""
+        held (registers); ``ok``: the head joins this clock; ``went``: the slot this kind's
+        fields spent on, in the clock after a close (:meth:`spend`), whose codes (of the
+        credits held before its spending) are then those of the credits it held less what
+        the control spent, registered at the close. The first field takes its VC's credits
+        when they cover it, else the pool's; later ones the same kind (on VC credits, the
+        same VC) while they cover all. Keeps the thermometer codes."""
         for k, s in enumerate(CreditSlot):
             m.d.sync += [self.slot_cmd[k].eq(thermometer(held[self.cmd][s], self.most)),
                          self.slot_dat[k].eq(thermometer(held[self.dat][s],
@@ -413,8 +413,8 @@ class TxFill(wiring.Component):
                          swap.eq(closed_swap), init.eq(init | closed_msg)]
         spent = Signal(credit_array(CREDIT_BITS))
         sent = Signal(credit_array(5))
-        # Credits spent and returned are registered at the close and accounted in the clock
-        # after it.
+        # The slots credits were spent on are registered at the close, and what was spent
+        # and returned is accounted in the clock after it.
         req_went = req.spend(m, close & ~msg, spent)
         rsp_went = rsp.spend(m, close & ~msg, spent)
         returned = Signal.like(sent)
