@@ -5,10 +5,13 @@ contract: items of one to three half-flits offered at random, random takes of up
 clock after it is accepted; ``avail`` counts the carried half-flits and the oldest item's)."""
 
 import dataclasses
+import gc
 import random
+import warnings
 
 import cocotb
 import pytest
+from amaranth.hdl import UnusedElaboratable
 from amaranth.lib import data
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
@@ -74,7 +77,12 @@ async def _run(dut, rng, model, clocks, p_push, p_take, fill=True, sizes=(1, 2, 
         dut.i__valid.value = int(bool(item))
         dut.i__payload.value = half_item.const({
             "count": len(item), "halves": item + [{}] * (ITEM_HALVES - len(item))}).as_bits()
-        dut.take.value = take
+        if hasattr(dut, "go"):          # strobed: no read is ``go`` low, ``take`` anything
+            go = int(take != 0 or rng.random() < 0.5)
+            dut.go.value = go
+            dut.take.value = take if go else rng.randint(0, 2)
+        else:
+            dut.take.value = take
         await ReadOnly()
         assert int(dut.avail.value) == avail, (int(dut.avail.value), avail)
         head = _HEAD.from_bits(dut.halves.value.to_unsigned())
@@ -90,6 +98,8 @@ async def _run(dut, rng, model, clocks, p_push, p_take, fill=True, sizes=(1, 2, 
     await RisingEdge(dut.clk)
     dut.i__valid.value = 0
     dut.take.value = 0
+    if hasattr(dut, "go"):
+        dut.go.value = 0
     return taken, full_clocks
 
 
@@ -97,6 +107,8 @@ async def _start(dut):
     Clock(dut.clk, 10, unit="ns").start()
     dut.i__valid.value = 0
     dut.take.value = 0
+    if hasattr(dut, "go"):
+        dut.go.value = 0
     await reset(dut)
     return random.Random(cocotb.RANDOM_SEED), _Model()
 
@@ -146,13 +158,23 @@ async def halves_pairs(dut):
 
 @dataclasses.dataclass(frozen=True)
 class _Config(BlockConfig):
-    """HalfAligner: ``avail`` from gates (the slot packer's) or a register (the compact
-    packer's)."""
+    """HalfAligner: ``avail`` from gates (the slot packer's) or a register, and reads
+    strobed by ``go`` (the compact packer's)."""
     avail_register: bool = False
+    strobe: bool = False
 
 
-@pytest.mark.parametrize("config", [_Config(), _Config(avail_register=True)],
+@pytest.mark.parametrize("config", [_Config(), _Config(avail_register=True),
+                                    _Config(avail_register=True, strobe=True)],
                          ids=lambda c: c.slug() or "default")
 def test_tl_tx_halves(config):
-    harness.run(HalfAligner(config.avail_register), config, toplevel="tl_tx_halves",
-                test_module=__name__)
+    harness.run(HalfAligner(config.avail_register, config.strobe), config,
+                toplevel="tl_tx_halves", test_module=__name__)
+
+
+def test_strobe_needs_avail_register():
+    with warnings.catch_warnings():     # the refused one is never elaborated
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        with pytest.raises(ValueError, match="strobe needs avail_register"):
+            HalfAligner(strobe=True)
+        gc.collect()

@@ -119,6 +119,8 @@ class DataSequencer(wiring.Component):
         that leaves out a first half-flit is not built.
     avail_register : bool
         ``avail`` from a register of its own (:class:`HalfAligner`'s ``avail_register``).
+    strobe : bool
+        Reads strobed by ``go`` (:class:`HalfAligner`'s ``strobe``).
     slot_register : bool
         Where the next beat goes in its request's byte-enable half-flit, and whether it is
         the request's first, from registers of their own, worked out as the beat before goes
@@ -139,7 +141,10 @@ class DataSequencer(wiring.Component):
         Half-flits available now (the aligner's: from registers through a few gates, or
         with ``avail_register`` a register).
     take : In(range(3))
-        Half-flits consumed this clock (at most ``avail``).
+        Half-flits consumed this clock (at most ``avail``); with ``strobe``, those a read
+        consumes.
+    go : In(1)
+        With ``strobe`` only: a read this clock.
 
     A beat leaves its queue when its two half-flits, and after a request's last beat the
     request's byte-enable half-flit (README §1), go as one item into a :class:`HalfAligner`; a
@@ -153,23 +158,28 @@ class DataSequencer(wiring.Component):
     the beat waits while the aligner holds two items.
     """
 
-    def __init__(self, skips=True, avail_register=False, slot_register=False):
+    def __init__(self, skips=True, avail_register=False, slot_register=False, strobe=False):
         self._skips, self._avail_register = skips, avail_register
-        self._slot_register = slot_register
-        super().__init__({
+        self._slot_register, self._strobe = slot_register, strobe
+        ports = {
             "schedule": In(stream.Signature(schedule_layout)),
             "req_data": In(stream.Signature(req_beat_layout)),
             "rsp_data": In(stream.Signature(rsp_beat_layout)),
             "halves": Out(data.ArrayLayout(half_layout, 2)),
             "avail": Out(range(3)),
             "take": In(range(3)),
-        })
+        }
+        if strobe:
+            ports["go"] = In(1)
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.align = align = HalfAligner(self._avail_register)
+        m.submodules.align = align = HalfAligner(self._avail_register, self._strobe)
         m.d.comb += [self.halves.eq(align.halves), self.avail.eq(align.avail),
                      align.take.eq(self.take)]
+        if self._strobe:
+            m.d.comb += align.go.eq(self.go)
         reg = _State("reg")
         reg_kind = Signal(_kind)                        # reg.kind(), registered
         fresh = _State("fresh")                         # the offered schedule, nothing sent yet

@@ -33,6 +33,11 @@ class HalfAligner(wiring.Component):
     avail_register : bool
         ``avail`` from a register of its own (the compact packer's; the slot packer keeps
         the gates, which ABC maps 1.8 k LUT4 smaller there at the same clock).
+    strobe : bool
+        A read is ``take`` half-flits when ``go`` is set, none otherwise (``take`` is then
+        not looked at), so that the reader's late ``go`` reaches each carry register through
+        one LUT: the carry's next values for a read and for none are formed from registers
+        and ``take`` beside it (the compact packer's; needs ``avail_register``).
 
     Members
     -------
@@ -47,7 +52,10 @@ class HalfAligner(wiring.Component):
         out at the end of the clock before from ``take`` and the item counts of the buffer
         kept beside it, so that the reader's choice starts from a flop.
     take : In(range(3))
-        Half-flits read this clock; at most ``avail``.
+        Half-flits read this clock; at most ``avail``. With ``strobe``: half-flits a read
+        takes; at most ``avail`` when ``go`` is set.
+    go : In(1)
+        With ``strobe`` only: a read this clock.
 
     The half-flits of an item left after a read (at most two: a three-half-flit item read one
     half-flit after another's last) are carried in registers; the oldest item is read only
@@ -62,14 +70,19 @@ class HalfAligner(wiring.Component):
     checked).
     """
 
-    def __init__(self, avail_register=False):
-        self._avail_register = avail_register
-        super().__init__({
+    def __init__(self, avail_register=False, strobe=False):
+        if strobe and not avail_register:
+            raise ValueError("HalfAligner: strobe needs avail_register")
+        self._avail_register, self._strobe = avail_register, strobe
+        ports = {
             "i": In(stream.Signature(half_item)),
             "halves": Out(data.ArrayLayout(half_layout, 2)),
             "avail": Out(range(3)),
             "take": In(range(3)),
-        })
+        }
+        if strobe:
+            ports["go"] = In(1)
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
@@ -78,6 +91,10 @@ class HalfAligner(wiring.Component):
         item, ready = skid.o.payload, skid.o.valid
         carry = [Signal(half_layout, name=f"carry{k}") for k in range(2)]
         carried = Signal(range(3))
+        if self._strobe:
+            self._show(m, item, carry, carried)
+            self._strobed(m, skid, carry, carried)
+            return m
         if self._avail_register:
             # What ``carried`` takes is formed first, and ``avail`` registered from it.
             carried_next = Signal(range(3))
@@ -94,11 +111,7 @@ class HalfAligner(wiring.Component):
 
             def carry_to(value):
                 m.d.sync += carried.eq(value)
-        m.d.comb += [
-            self.halves[0].eq(Mux(carried != 0, carry[0], item.halves[0])),
-            self.halves[1].eq(Mux(carried == 2, carry[1],
-                                  Mux(carried == 1, item.halves[0], item.halves[1]))),
-        ]
+        self._show(m, item, carry, carried)
         if self._avail_register:
             m.d.comb += carried_next.eq(carried)
         used = Signal(range(3))          # half-flits read from the item
@@ -124,6 +137,50 @@ class HalfAligner(wiring.Component):
             m.d.sync += carried.eq(carried_next)
             self._avail(m, skid, carried_next)
         return m
+
+    def _show(self, m, item, carry, carried):
+        """``halves``: the carried half-flits, then the oldest item's."""
+        m.d.comb += [
+            self.halves[0].eq(Mux(carried != 0, carry[0], item.halves[0])),
+            self.halves[1].eq(Mux(carried == 2, carry[1],
+                                  Mux(carried == 1, item.halves[0], item.halves[1]))),
+        ]
+
+    def _strobed(self, m, skid, carry, carried):
+        """``strobe``: the next carry, ``carried`` and pop for a read of ``take`` and for
+        none, each from registers and ``take``, chosen by ``go``."""
+        item, one = skid.o.payload, skid.o.valid & (skid.o.payload.count == 1)
+        keep = {"keep": 1}
+        # ``carry[1]`` is read only while two half-flits are carried, and then a read of
+        # one or two leaves at most one: it holds while two are carried and takes the
+        # item's third half-flit otherwise, read or not (``go`` does not reach it).
+        m.d.sync += carry[1].eq(Mux(carried == 2, carry[1], item.halves[2]))
+        # No read: a lone half-flit moves into an empty carry.
+        stay_pop = Signal()
+        stay_carry = Signal(half_layout, attrs=keep)
+        m.d.comb += [stay_pop.eq((carried == 0) & one),
+                     stay_carry.eq(Mux(stay_pop, item.halves[0], carry[0]))]
+        # A read of ``take``.
+        take = self.take
+        used = Signal(range(3))
+        read_pop = Signal()
+        read_carried = Signal(range(3))
+        read_carry = Signal(half_layout, attrs=keep)
+        with m.If(take <= carried):
+            m.d.comb += [read_pop.eq((take == carried) & one),
+                         read_carried.eq(Mux(read_pop, 1, carried - take)),
+                         read_carry.eq(Mux(read_pop, item.halves[0],
+                                           Mux(take == 1, carry[1], carry[0])))]
+        with m.Else():
+            m.d.comb += [used.eq(take - carried), read_pop.eq(1),
+                         read_carried.eq(item.count - used),
+                         read_carry.eq(Mux(used == 1, item.halves[1], item.halves[2]))]
+        go = self.go
+        carried_next = Signal(range(3))
+        m.d.comb += [skid.o.ready.eq(Mux(go, read_pop, stay_pop)),
+                     carried_next.eq(Mux(go, read_carried, Mux(stay_pop, 1, carried)))]
+        m.d.sync += [carry[0].eq(Mux(go, read_carry, stay_carry)), carried.eq(carried_next)]
+        self._avail(m, skid, carried_next)
 
     def _avail(self, m, skid, carried_next):
         """``avail`` as a register: ``min(2, carried + the oldest item's count)`` of the next

@@ -123,7 +123,7 @@ class TlTx(ConfiguredComponent):
         # The compact composer's records never go direct, so no schedule skips a half-flit.
         compact = cfg.tx_packer == "compact"
         m.submodules.seq = seq = DataSequencer(skips=not compact, avail_register=compact,
-                                               slot_register=compact)
+                                               slot_register=compact, strobe=compact)
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
         m.d.comb += [
@@ -295,13 +295,18 @@ class TlTx(ConfiguredComponent):
         go = Signal(attrs=keep)
         take = seq.take
         if keep:
+            # What a read takes, from registers; ``go`` strobes it (the sequencer's
+            # ``strobe``), so the decision reaches the carry registers through one LUT.
             take = Signal(range(3), attrs=keep)
-            m.d.comb += seq.take.eq(take)
+            m.d.comb += [seq.take.eq(take), seq.go.eq(go)]
+
+        def read(n):
+            return n if keep else Mux(go, n, 0)
         pacing = Signal()                # the next flit is the pacing flit of the last record
         first = self._first_half(m, comp.first_req, heads)
         with m.If(many):
             m.d.comb += [
-                emit.eq(seq.avail == 2), take.eq(Mux(go, 2, 0)),
+                emit.eq(seq.avail == 2), take.eq(read(2)),
                 nxt.data[0].eq(seq.halves[0].data), nxt.data[1].eq(seq.halves[1].data),
                 nxt.msg.eq(Cat(seq.halves[0].msg, seq.halves[1].msg)),
             ]
@@ -335,7 +340,10 @@ class TlTx(ConfiguredComponent):
         m.d.comb += [go.eq(load & emit), placed.eq(go & control),
                      comp.skip.eq(placed & (owed == 0) & comp.direct & (halves != 0))]
         with m.If(control & ~many):
-            m.d.comb += take.eq(Mux(go & ((owed == 1) | ((halves != 0) & ~comp.direct)),
+            if keep:
+                m.d.comb += take.eq((owed == 1) | ((halves != 0) & ~comp.direct))
+            else:
+                m.d.comb += take.eq(Mux(go & ((owed == 1) | ((halves != 0) & ~comp.direct)),
                                         1, 0))
         with m.If(placed):
             m.d.comb += record.ready.eq(1)
