@@ -103,6 +103,17 @@ def _less(m, name, therm, amount, most):
     return out
 
 
+def _spent_code(held, own, amount, width):
+    """The thermometer code (``width`` bits) of ``held[own] - amount``, where ``amount`` is at
+    most ``width`` and at most ``held[own]``, with no carry chain as wide as the credit
+    counters: with ``2 ** cap`` (at least twice ``width``) or more held, every bit is set;
+    with less, the difference of the low ``cap`` bits gives the code."""
+    cap = (2 * width - 1).bit_length()
+    big = Array(held[s][cap:] != 0 for s in CreditSlot)[own]
+    low = Array(held[s][:cap] for s in CreditSlot)[own]
+    return Cat(*(big | bit for bit in thermometer((low - amount)[:cap], width)))
+
+
 class _Kind:
     """The fields of one kind (requests or responses) in the control being filled: how many,
     their data beats, and the credits they spend: ``pool``, else VC ``vc`` (README §3,
@@ -151,10 +162,8 @@ class _Kind:
         spent_cmd = Signal(self.most, name=f"{self.name}_spent_cmd")
         spent_dat = Signal(self.most * MAX_BEATS, name=f"{self.name}_spent_dat")
         m.d.sync += [
-            spent_cmd.eq(thermometer(Array(now[self.cmd][s] for s in CreditSlot)[own] - self.n,
-                                     self.most)),
-            spent_dat.eq(thermometer(Array(now[self.dat][s] for s in CreditSlot)[own]
-                                     - self.beats, self.most * MAX_BEATS)),
+            spent_cmd.eq(_spent_code(now[self.cmd], own, self.n, self.most)),
+            spent_dat.eq(_spent_code(now[self.dat], own, self.beats, self.most * MAX_BEATS)),
         ]
         # The codes of the credits held of the head's VC and of the pool: in the clock after
         # a close, those of the slot it spent on are the ones above (the codes then are of
