@@ -114,6 +114,18 @@ def _spent_code(held, own, amount, width):
     return Cat(*(big | bit for bit in thermometer((low - amount)[:cap], width)))
 
 
+def _held_code(now, grant, spent, cls, slot, width):
+    """The thermometer code (``width`` bits) of the credits of class ``cls`` on ``slot`` held
+    in the next clock, ``now + grant - spent`` (``spent`` at most ``width`` and at most
+    ``now``), likewise from low bits: with ``2 ** cap`` or more held or granted, every bit is
+    set."""
+    cap = (2 * width - 1).bit_length()
+    held, granted = now[cls][slot], getattr(grant, cls.name.lower())[slot]
+    big = held[cap:].any() | (granted[cap:].any() if len(granted) > cap else Const(0))
+    low = (held[:cap] + granted[:cap] - spent[cls][slot])[:cap + 1]
+    return Cat(*(big | bit for bit in thermometer(low, width)))
+
+
 class _Kind:
     """The fields of one kind (requests or responses) in the control being filled: how many,
     their data beats, and the credits they spend: ``pool``, else VC ``vc`` (README §3,
@@ -143,19 +155,21 @@ class _Kind:
         self.verdict_pool = Signal(name=f"{name}_verdict_pool")
         self.known = Signal(name=f"{name}_known")
 
-    def credits(self, m, held, now, head, after, ok, went):
+    def credits(self, m, now, grant, spent, head, after, ok, went):
         """The verdict registers, for the head ``head`` (a stream) and the entry ``after``
-        behind it; ``held``: the credits held as of the next clock; ``now``: the credits
-        held (registers); ``ok``: the head joins this clock; ``went``: the slot this kind's
+        behind it; ``now``: the credits held (registers), to which ``grant`` is added and
+        from which ``spent`` is taken for the next clock's; ``ok``: the head joins this clock; ``went``: the slot this kind's
         fields spent on, in the clock after a close (:meth:`spend`), whose codes (of the
         credits held before its spending) are then those of the credits it held less what
         the control spent, registered at the close. The first field takes its VC's credits
         when they cover it, else the pool's; later ones the same kind (on VC credits, the
         same VC) while they cover all. Keeps the thermometer codes."""
         for k, s in enumerate(CreditSlot):
-            m.d.sync += [self.slot_cmd[k].eq(thermometer(held[self.cmd][s], self.most)),
-                         self.slot_dat[k].eq(thermometer(held[self.dat][s],
-                                                         self.most * MAX_BEATS))]
+            m.d.sync += [
+                self.slot_cmd[k].eq(_held_code(now, grant, spent, self.cmd, s, self.most)),
+                self.slot_dat[k].eq(_held_code(now, grant, spent, self.dat, s,
+                                               self.most * MAX_BEATS)),
+            ]
         # What the control's slot would hold were its fields spent, registered every clock:
         # in the clock after a close, the slot's credits less the control's spending.
         own = Mux(self.pool, CreditSlot.POOL, CreditSlot.VC0 + self.vc)
@@ -438,13 +452,15 @@ class TxFill(wiring.Component):
         # released then; no subtraction of the counters is in front of ``fc_pending``.
         kept_r = Signal()
         given_r = Signal()
-        held, ahead = account_credits(m, self, Const(1), spent, sent, fc_pending,
-                                      Mux(closed & ~closed_msg, kept_r | given_r, fc_pending),
-                                      sent_applied=fc_apply)
+        _, ahead = account_credits(m, self, Const(1), spent, sent, fc_pending,
+                                   Mux(closed & ~closed_msg, kept_r | given_r, fc_pending),
+                                   sent_applied=fc_apply)
         fc_img, kept = self._flow_control(m, fc_start, returned, ahead)
         m.d.sync += [kept_r.eq(kept), given_r.eq(released(self.give))]
-        req.credits(m, held, self.credits, self.req, self.req_next, req_ok, req_went)
-        rsp.credits(m, held, self.credits, self.rsp, self.rsp_next, rsp_ok, rsp_went)
+        req.credits(m, self.credits, self.grant, spent, self.req, self.req_next, req_ok,
+                    req_went)
+        rsp.credits(m, self.credits, self.grant, spent, self.rsp, self.rsp_next, rsp_ok,
+                    rsp_went)
 
         # The next state.
         outcome = Cat(rsp_ok, req_ok)
