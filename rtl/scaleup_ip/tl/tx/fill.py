@@ -158,12 +158,13 @@ class _Kind:
     def credits(self, m, now, grant, spent, head, after, ok, went):
         """The verdict registers, for the head ``head`` (a stream) and the entry ``after``
         behind it; ``now``: the credits held (registers), to which ``grant`` is added and
-        from which ``spent`` is taken for the next clock's; ``ok``: the head joins this clock; ``went``: the slot this kind's
-        fields spent on, in the clock after a close (:meth:`spend`), whose codes (of the
-        credits held before its spending) are then those of the credits it held less what
-        the control spent, registered at the close. The first field takes its VC's credits
-        when they cover it, else the pool's; later ones the same kind (on VC credits, the
-        same VC) while they cover all. Keeps the thermometer codes."""
+        from which ``spent`` is taken for the next clock's; ``ok``: the head joins this
+        clock; ``went``: the slot this kind's fields spent on, in the clock after a close
+        (:meth:`spend`), whose codes (of the credits held before its spending) are then
+        those of the credits it held less what the control spent, registered at the close.
+        The first field takes its VC's credits when they cover it, else the pool's; later
+        ones the same kind (on VC credits, the same VC) while they cover all. Keeps the
+        thermometer codes."""
         for k, s in enumerate(CreditSlot):
             m.d.sync += [
                 self.slot_cmd[k].eq(_held_code(now, grant, spent, self.cmd, s, self.most)),

@@ -299,14 +299,11 @@ class TlTx(ConfiguredComponent):
             # ``strobe``), so the decision reaches the carry registers through one LUT.
             take = Signal(range(3), attrs=keep)
             m.d.comb += [seq.take.eq(take), seq.go.eq(go)]
-
-        def read(n):
-            return n if keep else Mux(go, n, 0)
         pacing = Signal()                # the next flit is the pacing flit of the last record
         first = self._first_half(m, comp.first_req, heads)
         with m.If(many):
             m.d.comb += [
-                emit.eq(seq.avail == 2), take.eq(read(2)),
+                emit.eq(seq.avail == 2), take.eq(2 if keep else Mux(go, 2, 0)),
                 nxt.data[0].eq(seq.halves[0].data), nxt.data[1].eq(seq.halves[1].data),
                 nxt.msg.eq(Cat(seq.halves[0].msg, seq.halves[1].msg)),
             ]
