@@ -117,10 +117,9 @@ class DataSequencer(wiring.Component):
     skips : bool
         Whether a schedule may have ``skip`` set; without, ``skip`` is ignored and the logic
         that leaves out a first half-flit is not built.
-    avail_register : bool
-        ``avail`` from a register of its own (:class:`HalfAligner`'s ``avail_register``).
     strobe : bool
-        Reads strobed by ``go`` (:class:`HalfAligner`'s ``strobe``).
+        ``avail`` a register of its own and reads strobed by ``go`` (:class:`HalfAligner`'s
+        ``strobe``).
     slot_register : bool
         Where the next beat goes in its request's byte-enable half-flit, and whether it is
         the request's first, from registers of their own, worked out as the beat before goes
@@ -139,7 +138,7 @@ class DataSequencer(wiring.Component):
         The next two data half-flits in sequence order (valid as ``avail`` says).
     avail : Out(range(3))
         Half-flits available now (the aligner's: from registers through a few gates, or
-        with ``avail_register`` a register).
+        with ``strobe`` a register).
     take : In(range(3))
         Half-flits consumed this clock (at most ``avail``); with ``strobe``, those a read
         consumes.
@@ -158,9 +157,8 @@ class DataSequencer(wiring.Component):
     the beat waits while the aligner holds two items.
     """
 
-    def __init__(self, skips=True, avail_register=False, slot_register=False, strobe=False):
-        self._skips, self._avail_register = skips, avail_register
-        self._slot_register, self._strobe = slot_register, strobe
+    def __init__(self, skips=True, slot_register=False, strobe=False):
+        self._skips, self._slot_register, self._strobe = skips, slot_register, strobe
         ports = {
             "schedule": In(stream.Signature(schedule_layout)),
             "req_data": In(stream.Signature(req_beat_layout)),
@@ -175,7 +173,7 @@ class DataSequencer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.align = align = HalfAligner(self._avail_register, self._strobe)
+        m.submodules.align = align = HalfAligner(self._strobe)
         m.d.comb += [self.halves.eq(align.halves), self.avail.eq(align.avail),
                      align.take.eq(self.take)]
         if self._strobe:

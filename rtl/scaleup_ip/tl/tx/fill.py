@@ -103,27 +103,36 @@ def _less(m, name, therm, amount, most):
     return out
 
 
+def _low_bits(width):
+    """Bits of a credit count that a code of ``width`` bits is formed from (:func:`_code`)
+    when at most ``width`` is taken from the count: beyond them it holds at least twice
+    ``width``, and so at least ``width`` after."""
+    return (2 * width - 1).bit_length()
+
+
+def _code(plenty, low, width):
+    """The thermometer code (``width`` bits) of a count that is ``low`` unless ``plenty``
+    (then every bit is set), with no carry chain as wide as the credit counters."""
+    return Cat(*(plenty | bit for bit in thermometer(low, width)))
+
+
 def _spent_code(held, own, amount, width):
-    """The thermometer code (``width`` bits) of ``held[own] - amount``, where ``amount`` is at
-    most ``width`` and at most ``held[own]``, with no carry chain as wide as the credit
-    counters: with ``2 ** cap`` (at least twice ``width``) or more held, every bit is set;
-    with less, the difference of the low ``cap`` bits gives the code."""
-    cap = (2 * width - 1).bit_length()
+    """The code of ``held[own] - amount``, where ``amount`` is at most ``width`` and at most
+    ``held[own]``, from :func:`_low_bits` of the slot's credits."""
+    cap = _low_bits(width)
     big = Array(held[s][cap:] != 0 for s in CreditSlot)[own]
     low = Array(held[s][:cap] for s in CreditSlot)[own]
-    return Cat(*(big | bit for bit in thermometer((low - amount)[:cap], width)))
+    return _code(big, (low - amount)[:cap], width)
 
 
 def _held_code(now, grant, spent, cls, slot, width):
-    """The thermometer code (``width`` bits) of the credits of class ``cls`` on ``slot`` held
-    in the next clock, ``now + grant - spent`` (``spent`` at most ``width`` and at most
-    ``now``), likewise from low bits: with ``2 ** cap`` or more held or granted, every bit is
-    set."""
-    cap = (2 * width - 1).bit_length()
+    """The code of the credits of class ``cls`` on ``slot`` held in the next clock, ``now +
+    grant - spent`` (``spent`` at most ``width`` and at most ``now``), likewise: plenty when
+    beyond :func:`_low_bits` either is."""
+    cap = _low_bits(width)
     held, granted = now[cls][slot], getattr(grant, cls.name.lower())[slot]
     big = held[cap:].any() | (granted[cap:].any() if len(granted) > cap else Const(0))
-    low = (held[:cap] + granted[:cap] - spent[cls][slot])[:cap + 1]
-    return Cat(*(big | bit for bit in thermometer(low, width)))
+    return _code(big, (held[:cap] + granted[:cap] - spent[cls][slot])[:cap + 1], width)
 
 
 class _Kind:

@@ -30,14 +30,13 @@ class HalfAligner(wiring.Component):
 
     Parameters
     ----------
-    avail_register : bool
-        ``avail`` from a register of its own (the compact packer's; the slot packer keeps
-        the gates, which ABC maps 1.8 k LUT4 smaller there at the same clock).
     strobe : bool
-        A read is ``take`` half-flits when ``go`` is set, none otherwise (``take`` is then
-        not looked at), so that the reader's late ``go`` reaches each carry register through
-        one LUT: the carry's next values for a read and for none are formed from registers
-        and ``take`` beside it (the compact packer's; needs ``avail_register``).
+        The compact packer's form. ``avail`` is a register of its own (the slot packer keeps
+        the gates, which ABC maps 1.8 k LUT4 smaller there at the same clock), and a read is
+        ``take`` half-flits when ``go`` is set, none otherwise (``take`` is then not looked
+        at), so that the reader's late ``go`` reaches each carry register through one LUT:
+        the carry's next values for a read and for none are formed from registers and
+        ``take`` beside it.
 
     Members
     -------
@@ -48,7 +47,7 @@ class HalfAligner(wiring.Component):
         The next two half-flits in order (valid as ``avail`` says).
     avail : Out(range(3))
         How many of ``halves`` are valid: ``min(2, carried + count of the oldest item)``;
-        from registers through a few gates, or with ``avail_register`` a register, worked
+        from registers through a few gates, or with ``strobe`` a register, worked
         out at the end of the clock before from ``take`` and the item counts of the buffer
         kept beside it, so that the reader's choice starts from a flop.
     take : In(range(3))
@@ -70,10 +69,8 @@ class HalfAligner(wiring.Component):
     checked).
     """
 
-    def __init__(self, avail_register=False, strobe=False):
-        if strobe and not avail_register:
-            raise ValueError("HalfAligner: strobe needs avail_register")
-        self._avail_register, self._strobe = avail_register, strobe
+    def __init__(self, strobe=False):
+        self._strobe = strobe
         ports = {
             "i": In(stream.Signature(half_item)),
             "halves": Out(data.ArrayLayout(half_layout, 2)),
@@ -95,28 +92,16 @@ class HalfAligner(wiring.Component):
             self._show(m, item, carry, carried)
             self._strobed(m, skid, carry, carried)
             return m
-        if self._avail_register:
-            # What ``carried`` takes is formed first, and ``avail`` registered from it.
-            carried_next = Signal(range(3))
-
-            def carry_to(value):
-                m.d.comb += carried_next.eq(value)
-        else:
-            # ``avail`` = min(2, carried + the oldest item's count), by cases (no adder on
-            # the reader's way to ``take``).
-            one = ready & (item.count == 1)
-            more = ready & (item.count > 1)
-            m.d.comb += self.avail.eq(Mux((carried == 2) | more | ((carried == 1) & one), 2,
-                                          Mux((carried == 1) | one, 1, 0)))
-
-            def carry_to(value):
-                m.d.sync += carried.eq(value)
+        # ``avail`` = min(2, carried + the oldest item's count), by cases (no adder on the
+        # reader's way to ``take``).
+        one = ready & (item.count == 1)
+        more = ready & (item.count > 1)
+        m.d.comb += self.avail.eq(Mux((carried == 2) | more | ((carried == 1) & one), 2,
+                                      Mux((carried == 1) | one, 1, 0)))
         self._show(m, item, carry, carried)
-        if self._avail_register:
-            m.d.comb += carried_next.eq(carried)
         used = Signal(range(3))          # half-flits read from the item
         with m.If(self.take <= carried):
-            carry_to(carried - self.take)
+            m.d.sync += carried.eq(carried - self.take)
             with m.If(self.take == 1):
                 m.d.sync += carry[0].eq(carry[1])
             # An item of one half-flit with nothing carried goes into the carry, so that the
@@ -124,18 +109,14 @@ class HalfAligner(wiring.Component):
             # otherwise wait for ever).
             with m.If((self.take == carried) & ready & (item.count == 1)):
                 m.d.comb += skid.o.ready.eq(1)
-                m.d.sync += carry[0].eq(item.halves[0])
-                carry_to(1)
+                m.d.sync += [carry[0].eq(item.halves[0]), carried.eq(1)]
         with m.Else():
             m.d.comb += [used.eq(self.take - carried), skid.o.ready.eq(1)]
-            carry_to(item.count - used)
             m.d.sync += [
+                carried.eq(item.count - used),
                 carry[0].eq(Mux(used == 1, item.halves[1], item.halves[2])),
                 carry[1].eq(item.halves[2]),
             ]
-        if self._avail_register:
-            m.d.sync += carried.eq(carried_next)
-            self._avail(m, skid, carried_next)
         return m
 
     def _show(self, m, item, carry, carried):

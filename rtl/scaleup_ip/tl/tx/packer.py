@@ -122,8 +122,8 @@ class TlTx(ConfiguredComponent):
         beats = {"req": intake.req_beat, "rsp": intake.rsp_beat}
         # The compact composer's records never go direct, so no schedule skips a half-flit.
         compact = cfg.tx_packer == "compact"
-        m.submodules.seq = seq = DataSequencer(skips=not compact, avail_register=compact,
-                                               slot_register=compact, strobe=compact)
+        m.submodules.seq = seq = DataSequencer(skips=not compact, slot_register=compact,
+                                               strobe=compact)
         for port in ("req", "orig", "rd_rsp", "wr_rsp"):
             wiring.connect(m, wiring.flipped(getattr(self, port)), getattr(intake, port))
         m.d.comb += [
