@@ -7,8 +7,11 @@ of this environment: Yosys ``synth_ecp5`` (``abc9`` LUT mapping, the default in 
 nextpnr-ecp5 with ``--freq``, ``--report`` and the placer's timing weight
 (:data:`fpga.report.PLACER_TIMING_WEIGHT`) and the clock pin constrained to the same
 frequency, once per placement seed (``--seeds``, by default :data:`fpga.report.SEEDS`: the
-worst is reported, every seed's Fmax beside it), then ``ecppack``. Builds go to
-``build/synth/blocks/<block>-<config slug>/``; the figures to ``build/synth/blocks.json``.
+worst is reported, every seed's Fmax beside it), then ``ecppack``, on each block's device
+or the one ``--device`` names, at speed grade 6 (the ULX3S's) or the one ``--speed`` names.
+Builds go to ``build/synth/blocks/<block>-<config slug>-<device>[-<speed>]/`` (the speed
+named when not 6); the figures to ``build/synth/blocks.json``, one row per block,
+configuration and device with its speed grade.
 
 ``luts`` and ``ffs`` are of the whole design; ``block_luts`` and ``block_ffs`` subtract the
 harness's own cost, which is known by construction (:attr:`~fpga.harness.BlockHarness.wrapper_ffs`,
@@ -89,24 +92,32 @@ DEVICE = "LFE5U-85F"
 #: Default target frequency, MHz.
 TARGET_MHZ = 125.0
 
+#: ECP5 speed grades (8 the fastest), and the default: the ULX3S's.
+SPEEDS = ("6", "7", "8")
+SPEED = "6"
+
 
 class BlockPlatform(LatticeECP5Platform):
-    """An ECP5 (``device``, LFE5U-85F by default) in caBGA381, speed 6 (as on the ULX3S), with
-    only a clock and two pins.
+    """An ECP5 (``device``, LFE5U-85F by default) in caBGA381, speed grade ``speed`` (6 by
+    default, as on the ULX3S), with only a clock and two pins.
 
     The pins are those of the ULX3S's 25 MHz oscillator, first button and first LED, but the
     clock is constrained to ``freq_mhz``: the design is never meant to run on a board.
     """
     device = DEVICE
     package = "BG381"
-    speed = "6"
+    speed = SPEED
     default_clk = "clk"
     connectors = []
 
     resources = []
 
-    def __init__(self, freq_mhz=TARGET_MHZ, device=DEVICE):
-        self.device = device
+    def __init__(self, freq_mhz=TARGET_MHZ, device=DEVICE, speed=SPEED):
+        if speed not in SPEEDS:
+            raise ValueError(f"speed must be one of {SPEEDS}, not {speed!r}")
+        if device.startswith("LFE5UM5G") and speed != "8":
+            raise ValueError(f"{device} comes in speed grade 8 only, not {speed!r}")
+        self.device, self.speed = device, speed
         super().__init__()
         io = Attrs(IO_TYPE="LVCMOS33")
         self.add_resources([
@@ -126,13 +137,15 @@ class _Top(BlockHarness):
         return m
 
 
-def measure(name, component, config, mapper, freq_mhz, device=DEVICE, seeds=report.SEEDS):
-    """Build one block, placed and routed with each of ``seeds``; return its row of figures
-    (the worst seed's)."""
+def measure(name, component, config, mapper, freq_mhz, device=DEVICE, seeds=report.SEEDS,
+            speed=SPEED):
+    """Build one block for speed grade ``speed``, placed and routed with each of ``seeds``;
+    return its row of figures (the worst seed's)."""
     top = _Top(component(config))
-    build_dir = toolchain.BUILD / "synth" / "blocks" / f"{name}-{config.slug()}-{device}"
-    figures = report.build(BlockPlatform(freq_mhz, device), top, build_dir, freq_mhz, mapper,
-                           seeds=seeds)
+    grade = "" if speed == SPEED else f"-{speed}"
+    build_dir = toolchain.BUILD / "synth" / "blocks" / f"{name}-{config.slug()}-{device}{grade}"
+    figures = report.build(BlockPlatform(freq_mhz, device, speed), top, build_dir, freq_mhz,
+                           mapper, seeds=seeds)
     (clock, fmax), = figures["fmax_mhz"].items()
     return {
         "block": name,
@@ -179,6 +192,11 @@ def main(argv=None):
                         help="only blocks whose name or config slug contains TEXT")
     parser.add_argument("--seeds", default=",".join(map(str, report.SEEDS)),
                         help="nextpnr placement seeds, the worst reported (default: %(default)s)")
+    parser.add_argument("--speed", choices=SPEEDS, default=SPEED,
+                        help="ECP5 speed grade (default: %(default)s, the ULX3S's)")
+    parser.add_argument("--device", metavar="PART",
+                        help="the ECP5 for every block measured (default: each block's own, "
+                             f"{DEVICE} unless named), e.g. LFE5UM5G-85F (the ECPIX-5's)")
     args = parser.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(","))
     toolchain.setup()
@@ -186,7 +204,9 @@ def main(argv=None):
               if args.only is None or args.only in f"{block[0]}-{block[2].slug()}"]
     started = time.monotonic()
     # One at a time: Amaranth's build plan changes the process's working directory.
-    rows = [measure(*block[:4], args.freq, *block[4:], seeds=seeds) for block in blocks]
+    device = [] if args.device is None else [args.device]
+    rows = [measure(*block[:4], args.freq, *(device or block[4:]), seeds=seeds, speed=args.speed)
+            for block in blocks]
     out = toolchain.BUILD / "synth" / "blocks.json"
     out.write_text(json.dumps({"target_mhz": args.freq, "tools": report.tool_versions(),
                                "seconds": round(time.monotonic() - started, 1),
