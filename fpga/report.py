@@ -31,8 +31,8 @@ from pathlib import Path
 from scaleup_ip.export import memory_init_by_rows
 
 __all__ = ["NEXTPNR_REPORT", "MAPPERS", "SEEDS", "mapper_overrides", "build", "nextpnr_opts",
-           "nextpnr_plan", "missed", "read_report", "reseeded", "seeded", "tool_versions",
-           "format_table", "worst"]
+           "nextpnr_command", "nextpnr_plan", "missed", "read_report", "reseeded", "seeded",
+           "tool_versions", "format_table", "worst"]
 
 #: File name of nextpnr's JSON report inside a build directory.
 NEXTPNR_REPORT = "nextpnr-report.json"
@@ -142,9 +142,14 @@ def build(platform, top, build_dir, freq_mhz, mapper="abc9", seeds=SEEDS):
 def nextpnr_plan(build_dir):
     """The nextpnr executable and its arguments in the build plan (``build_top.json``) of
     Amaranth build ``build_dir``, the executable as the environment names it."""
-    plan = json.loads((Path(build_dir) / "build_top.json").read_text())["commands"]
-    nextpnr = next(c for c in plan if c[0].startswith("nextpnr"))
+    nextpnr = nextpnr_command((Path(build_dir) / "build_top.json").read_text())
     return os.environ.get(nextpnr[0].upper().replace("-", "_"), nextpnr[0]), nextpnr[1:]
+
+
+def nextpnr_command(plan):
+    """The nextpnr command (its name, then its arguments) of an Amaranth build plan's
+    ``build_top.json`` text ``plan``."""
+    return next(c for c in json.loads(plan)["commands"] if c[0].startswith("nextpnr"))
 
 
 def seeded(name, seed, tag="seed"):

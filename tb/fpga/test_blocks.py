@@ -2,21 +2,15 @@
 """The block measurements' platform (fpga/blocks.py): the speed grade and the part reach
 nextpnr, and a grade a part does not come in is refused."""
 
-import json
-
 import pytest
-from amaranth import Module, Signal
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth import Elaboratable, Module, Signal
 
+from fpga import report
 from fpga.blocks import SPEED, BlockPlatform
 
 
-class _Flop(wiring.Component):
-    """One flop between two pins."""
-
-    def __init__(self):
-        super().__init__({"d": In(1), "q": Out(1)})
+class _Flop(Elaboratable):
+    """One flop between the platform's two pins."""
 
     def elaborate(self, platform):
         m = Module()
@@ -30,23 +24,30 @@ class _Flop(wiring.Component):
 def _nextpnr_args(platform):
     """nextpnr's arguments in the build plan of one flop on ``platform``."""
     plan = platform.build(_Flop(), name="top", do_build=False)
-    commands = json.loads(plan.files["build_top.json"])["commands"]
-    return next(c for c in commands if c[0].startswith("nextpnr"))[1:]
+    return report.nextpnr_command(plan.files["build_top.json"])[1:]
+
+
+def _speed(args):
+    return args[args.index("--speed") + 1]
+
+
+def test_default_grade():
+    """Grade 6, the ULX3S's, unless named."""
+    assert SPEED == "6"
+    assert _speed(_nextpnr_args(BlockPlatform())) == SPEED
 
 
 @pytest.mark.parametrize("speed", ["6", "7", "8"])
 def test_speed_reaches_nextpnr(speed):
-    """``--speed`` of the build plan is the platform's grade; 6 (the ULX3S's) by default."""
-    args = _nextpnr_args(BlockPlatform(speed=speed))
-    assert args[args.index("--speed") + 1] == speed
-    assert BlockPlatform().speed == SPEED == "6"
+    """``--speed`` of the build plan is the platform's grade."""
+    assert _speed(_nextpnr_args(BlockPlatform(speed=speed))) == speed
 
 
 def test_ecp5_5g():
     """An ECP5-5G part (the ECPIX-5's) is placed as one, at grade 8, the only one it comes
     in."""
     args = _nextpnr_args(BlockPlatform(device="LFE5UM5G-85F", speed="8"))
-    assert "--um5g-85k" in args and args[args.index("--speed") + 1] == "8"
+    assert "--um5g-85k" in args and _speed(args) == "8"
     with pytest.raises(ValueError, match="speed grade 8 only"):
         BlockPlatform(device="LFE5UM5G-85F")
 
